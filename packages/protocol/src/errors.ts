@@ -1,0 +1,61 @@
+import { Type, type Static } from 'typebox';
+
+/**
+ * The one catalogue of coded errors. Each entry: HTTP status and a message template that says
+ * what was wrong and what to do. `{name}` placeholders are filled from the error's details.
+ */
+export const ERRORS = {
+  ERR_AUTH_MISSING: { status: 401, message: 'No credential given: send X-Auth-Token (operator) or Authorization: Bearer <access key>:<secret> (agent).' },
+  ERR_AUTH_INVALID: { status: 401, message: 'The credential is not valid: check the token, or register the server again to get a new credential.' },
+  ERR_AUTH_FORBIDDEN: { status: 403, message: 'This credential may not do that: {reason}.' },
+  ERR_PROJECT_NOT_FOUND: { status: 404, message: 'Project {project} does not exist.' },
+  ERR_REQUEST_INVALID: { status: 400, message: 'The request is not valid: {reason}.' },
+  ERR_REQUEST_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than the {limit} bytes this endpoint accepts.' },
+  ERR_REQUEST_BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON: {reason}.' },
+  ERR_REQUEST_MEDIA_TYPE: { status: 415, message: 'Content-Type {type} is not accepted here: send application/json.' },
+  ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: {method} {path}. See /docs for the API.' },
+  ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on {path}.' },
+  ERR_SERVER_NOT_FOUND: { status: 404, message: 'Server {id} does not exist in this project.' },
+  ERR_SERVER_EXISTS: { status: 409, message: 'A server with id {id} is already registered.' },
+  ERR_CONFIG_NOT_FOUND: { status: 404, message: 'Software config {id} does not exist in this project.' },
+  ERR_CONFIG_IN_USE: { status: 409, message: 'Software config {id} is used by {count} deployment(s); delete them first.' },
+  ERR_CONFIG_INVALID: { status: 400, message: 'The software config is not valid: {reason}.' },
+  ERR_DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Software deployment {id} does not exist.' },
+  ERR_DEPLOYMENT_INVALID: { status: 400, message: 'The software deployment is not valid: {reason}.' },
+  ERR_DEPLOYMENT_NOT_IN_PROGRESS: { status: 409, message: 'Deployment {id} is {status}, not IN_PROGRESS: the signal was not applied. Update the deployment to start a new action first.' },
+  ERR_SIGNAL_INVALID: { status: 400, message: 'The signal is not valid: {reason}.' },
+  ERR_EVENT_CURSOR_INVALID: { status: 400, message: 'The event cursor {cursor} is not valid: pass the next_cursor of a previous page.' },
+  ERR_STORE_UNAVAILABLE: { status: 503, message: 'The database is not available right now; try again shortly.' },
+  ERR_SERVER_SHUTTING_DOWN: { status: 503, message: 'hearth-server is shutting down; try again on another replica or shortly.' },
+  ERR_RATE_LIMITED: { status: 429, message: 'Too many requests; retry after {retry_after} s.' },
+  ERR_INTERNAL: { status: 500, message: 'Internal error {request_id}; the server log has the details.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** A code from the catalogue. */
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * Coded error body returned for every 4xx/5xx of the native and guest APIs. The outer shape is
+ * Heat's (`code`, `title`, `explanation`, `error.type`, `error.message`), so python-heatclient
+ * shows the message; `error.code` carries hearth's catalogue code.
+ */
+export const ErrorBody = Type.Object({
+  code: Type.Integer(),
+  title: Type.String(),
+  explanation: Type.String(),
+  error: Type.Object({
+    code: Type.String(),
+    type: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }),
+});
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** Fills `{name}` placeholders of a catalogue message from details. */
+export function formatErrorMessage(code: ErrorCode, details: Record<string, unknown> = {}): string {
+  return ERRORS[code].message.replace(/\{(\w+)\}/g, (_m, key: string) => {
+    const value = details[key];
+    return value === undefined ? `{${key}}` : String(value);
+  });
+}

@@ -1,0 +1,92 @@
+import { Type, type Static } from 'typebox';
+import { JsonValue, JsonObject, Name, Timestamp, Uuid } from './common.ts';
+
+/** The parameter types Heat knows for config inputs and outputs. */
+export const PARAMETER_TYPES = ['String', 'Number', 'CommaDelimitedList', 'Json', 'Boolean'] as const;
+export const ParameterType = Type.Union([Type.Literal('String'), Type.Literal('Number'), Type.Literal('CommaDelimitedList'), Type.Literal('Json'), Type.Literal('Boolean')]);
+export type ParameterType = (typeof PARAMETER_TYPES)[number];
+
+/** An input declared by a software config (Heat: name required, type default String). */
+export const ConfigInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
+    type: Type.Optional(ParameterType),
+    default: Type.Optional(JsonValue),
+    replace_on_change: Type.Optional(Type.Boolean()),
+    value: Type.Optional(JsonValue),
+  },
+  { additionalProperties: false },
+);
+export type ConfigInput = Static<typeof ConfigInput>;
+
+/** An output declared by a software config; `error_output` marks an output that fails the deployment. */
+export const ConfigOutput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
+    type: Type.Optional(ParameterType),
+    error_output: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ConfigOutput = Static<typeof ConfigOutput>;
+
+/** `config` is script text, or an object for structured configs and components. */
+export const ConfigBody = Type.Union([Type.String({ maxLength: 4 * 1024 * 1024 }), JsonObject, Type.Null()]);
+
+/** POST /v1/{project}/software_configs body; every key optional, as in Heat. */
+export const SoftwareConfigCreate = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Name, Type.Null()])),
+    group: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    config: Type.Optional(ConfigBody),
+    inputs: Type.Optional(Type.Union([Type.Array(ConfigInput, { maxItems: 1000 }), Type.Null()])),
+    outputs: Type.Optional(Type.Union([Type.Array(ConfigOutput, { maxItems: 1000 }), Type.Null()])),
+    options: Type.Optional(Type.Union([JsonObject, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type SoftwareConfigCreate = Static<typeof SoftwareConfigCreate>;
+
+/** Normalised input as stored and shown: null-valued keys dropped, type defaulted. */
+export const StoredInput = Type.Object({
+  name: Type.String(),
+  type: ParameterType,
+  description: Type.Optional(Type.String()),
+  default: Type.Optional(JsonValue),
+  replace_on_change: Type.Optional(Type.Boolean()),
+  value: Type.Optional(JsonValue),
+});
+export type StoredInput = Static<typeof StoredInput>;
+
+/** Normalised output as stored and shown: `error_output` always present. */
+export const StoredOutput = Type.Object({
+  name: Type.String(),
+  type: ParameterType,
+  description: Type.Optional(Type.String()),
+  error_output: Type.Boolean(),
+});
+export type StoredOutput = Static<typeof StoredOutput>;
+
+/** A software config as returned by GET /software_configs/{id}. */
+export const SoftwareConfig = Type.Object({
+  id: Uuid,
+  name: Type.Union([Type.String(), Type.Null()]),
+  group: Type.String(),
+  config: ConfigBody,
+  inputs: Type.Array(StoredInput),
+  outputs: Type.Array(StoredOutput),
+  options: JsonObject,
+  creation_time: Timestamp,
+});
+export type SoftwareConfig = Static<typeof SoftwareConfig>;
+
+/** A software config as listed (Heat lists only id, name, group and creation_time). */
+export const SoftwareConfigSummary = Type.Object({
+  id: Uuid,
+  name: Type.Union([Type.String(), Type.Null()]),
+  group: Type.String(),
+  creation_time: Timestamp,
+});
+export type SoftwareConfigSummary = Static<typeof SoftwareConfigSummary>;

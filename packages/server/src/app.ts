@@ -1,0 +1,94 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { createServices, type Services } from './services.ts';
+import { installErrorHandlers } from './app-errors.ts';
+import { createValidatorCompiler } from './validation.ts';
+import { installLenientJsonParser } from './body-parser.ts';
+import { redactUrl } from './log-redaction.ts';
+import { nativeRoutes } from './routes/native/index.ts';
+import { guestRoutes } from './routes/guest/index.ts';
+import { opsRoutes } from './routes/ops/index.ts';
+
+/** Options of one hearth-server app. */
+export interface AppOptions {
+  /** Data directory (SQLite file, generated secrets). */
+  dataDir: string;
+  /** Database URL; unset means SQLite in the data dir. */
+  databaseUrl?: string;
+  /** The operator's admin token. */
+  adminToken: string;
+  /** Master key the agent secrets and capability tokens derive from. */
+  secretKey: string;
+  /** Base URL agents reach this server at (default http://127.0.0.1:8000). */
+  publicUrl?: string;
+  /** pino options (level, stream); unset logs nothing. Query-string secrets are always redacted. */
+  logger?: { level: string; stream?: NodeJS.WritableStream };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The services behind the routes (tests reach in to check the store). */
+    services: Services;
+  }
+}
+
+/** Builds hearth-server: every route family, ready for `listen` or `inject`. It never listens. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger
+      ? {
+          ...options.logger,
+          serializers: {
+            req: (request: FastifyRequest) => ({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip }),
+          },
+        }
+      : false,
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    requestIdHeader: 'x-request-id',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+  });
+  let closing = false;
+  const services = await createServices({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    adminToken: options.adminToken,
+    secretKey: options.secretKey,
+    publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
+    logError: (error) => app.log.error({ err: error }, 'background task failed'),
+  });
+  app.decorate('services', services);
+  app.setValidatorCompiler(createValidatorCompiler());
+  installLenientJsonParser(app);
+  installErrorHandlers(app);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    services.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    services.metrics.requestSeconds.observe({ route }, reply.elapsedTime / 1000);
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onClose', async () => {
+    await services.close();
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'hearth-server', version: '0.1.0', description: 'Software configs, deployments, metadata and signals for VMs; Heat-compatible.' },
+      components: {
+        securitySchemes: {
+          operatorToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token' },
+          agentCredential: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(opsRoutes, { services, isClosing: () => closing });
+  await app.register(guestRoutes, { services, prefix: '/v1/guest' });
+  await app.register(nativeRoutes, { services, prefix: '/v1/:project_id' });
+  return app;
+}

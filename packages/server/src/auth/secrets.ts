@@ -1,0 +1,45 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Secrets derived from the master key: nothing secret is stored in clear. The same derived
+ * secret later verifies EC2 signatures and keystone passwords, so it is a plain string.
+ */
+export class SecretDeriver {
+  readonly #key: Buffer;
+
+  constructor(masterKey: string) {
+    if (masterKey.length < 16) throw new Error('the secret key must be at least 16 characters long');
+    this.#key = Buffer.from(masterKey, 'utf8');
+  }
+
+  /** The secret access key of an agent credential, derived from its access key id. */
+  agentSecret(accessKeyId: string): string {
+    return this.derive(`agent:${accessKeyId}`).slice(0, 40);
+  }
+
+  /** The capability token that lets anyone holding a deployment's signal URL signal it. */
+  deploymentSignalToken(deploymentId: string): string {
+    return this.derive(`deployment-signal:${deploymentId}`).slice(0, 43);
+  }
+
+  private derive(purpose: string): string {
+    return createHmac('sha256', this.#key).update(purpose).digest('base64url');
+  }
+}
+
+/** A new access key id: 32 lowercase hex characters, the shape Heat's EC2 keys have. */
+export function newAccessKeyId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** A new random token (admin token, secret key) of 32 random bytes, base64url. */
+export function newRandomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Compares two secrets in constant time (lengths may differ). */
+export function secretsEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b) && given.length === expected.length;
+}

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import {
+  heatTime,
+  type ConfigInput,
+  type ConfigOutput,
+  type SoftwareConfig,
+  type SoftwareConfigCreate,
+  type SoftwareConfigSummary,
+  type StoredInput,
+  type StoredOutput,
+} from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { ConfigRow } from '../store/schema.ts';
+import { HearthError } from './errors.ts';
+import { typeMismatch } from './parameter-types.ts';
+
+/** Group of a config created without one (Heat's default). */
+export const UNGROUPED = 'Heat::Ungrouped';
+
+/** Normalises an input as Heat stores it: null-valued keys dropped, type defaulted, default checked. */
+export function normalizeInput(input: ConfigInput): StoredInput {
+  const type = input.type ?? 'String';
+  const stored: StoredInput = { name: input.name, type };
+  if (input.description !== undefined && input.description !== null) stored.description = input.description;
+  if (input.default !== undefined && input.default !== null) {
+    // Heat lets the legacy empty-string default through for any type.
+    const mismatch = input.default === '' ? null : typeMismatch(type, input.default);
+    if (mismatch) throw new HearthError('ERR_CONFIG_INVALID', { reason: `input ${input.name}: default: ${mismatch}` });
+    stored.default = input.default;
+  }
+  if (input.replace_on_change === true) stored.replace_on_change = true;
+  if (input.value !== undefined && input.value !== null) stored.value = input.value;
+  return stored;
+}
+
+/** Normalises an output: type defaulted, `error_output` always present. */
+export function normalizeOutput(output: ConfigOutput): StoredOutput {
+  const stored: StoredOutput = { name: output.name, type: output.type ?? 'String', error_output: output.error_output === true };
+  if (output.description !== undefined && output.description !== null) stored.description = output.description;
+  return stored;
+}
+
+function rejectDuplicates(kind: string, names: string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new HearthError('ERR_CONFIG_INVALID', { reason: `${kind} ${name} is declared twice` });
+    seen.add(name);
+  }
+}
+
+/** Turns a row into the API shape. */
+export function configFromRow(row: ConfigRow): SoftwareConfig {
+  const config = row.config === null ? null : (JSON.parse(row.config) as SoftwareConfig['config']);
+  return {
+    id: row.id,
+    name: row.name,
+    group: row.group_name,
+    config,
+    inputs: JSON.parse(row.inputs) as StoredInput[],
+    outputs: JSON.parse(row.outputs) as StoredOutput[],
+    options: JSON.parse(row.options) as Record<string, unknown>,
+    creation_time: heatTime(new Date(row.created_at)),
+  };
+}
+
+/** Software configs: immutable once created; cached in memory by id. */
+export class ConfigService {
+  private readonly cache = new Map<string, SoftwareConfig & { projectId: string }>();
+
+  constructor(private readonly store: Store) {}
+
+  /** Creates a config; returns it as stored. */
+  async create(projectId: string, body: SoftwareConfigCreate): Promise<SoftwareConfig> {
+    const inputs = (body.inputs ?? []).map(normalizeInput);
+    const outputs = (body.outputs ?? []).map(normalizeOutput);
+    rejectDuplicates('input', inputs.map((i) => i.name));
+    rejectDuplicates('output', outputs.map((o) => o.name));
+    const id = randomUUID();
+    const row = await this.store.write(async ({ trx, now, event }) => {
+      const values: ConfigRow = {
+        id,
+        project_id: projectId,
+        name: body.name ?? null,
+        group_name: body.group ?? UNGROUPED,
+        config: body.config === undefined || body.config === null ? null : JSON.stringify(body.config),
+        inputs: JSON.stringify(inputs),
+        outputs: JSON.stringify(outputs),
+        options: JSON.stringify(body.options ?? {}),
+        created_at: now,
+      };
+      await trx.insertInto('software_configs').values(values).execute();
+      event({
+        project_id: projectId,
+        type: 'config.created',
+        resource_type: 'software_config',
+        resource_id: id,
+        server_id: null,
+        message: `Software config ${body.name ?? id} created (group ${values.group_name})`,
+        data: JSON.stringify({ group: values.group_name }),
+      });
+      return values;
+    });
+    return configFromRow(row);
+  }
+
+  /** Shows a config of the project, or throws ERR_CONFIG_NOT_FOUND. */
+  async get(projectId: string, id: string): Promise<SoftwareConfig> {
+    const cached = this.cache.get(id);
+    if (cached) {
+      if (cached.projectId !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
+      const { projectId: _owner, ...config } = cached;
+      return config;
+    }
+    const row = await this.store.reader.selectFrom('software_configs').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
+    const config = configFromRow(row);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(id, { ...config, projectId });
+    return config;
+  }
+
+  /** Lists a project's configs, oldest first, paged by `marker` (the last id seen). */
+  async list(projectId: string, limit = 100, marker?: string): Promise<SoftwareConfigSummary[]> {
+    let query = this.store.reader
+      .selectFrom('software_configs')
+      .select(['id', 'name', 'group_name', 'created_at'])
+      .where('project_id', '=', projectId);
+    if (marker) {
+      const after = await this.store.reader
+        .selectFrom('software_configs')
+        .select(['created_at', 'id'])
+        .where('id', '=', marker)
+        .where('project_id', '=', projectId)
+        .executeTakeFirst();
+      if (!after) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: marker });
+      query = query.where((eb) =>
+        eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
+      );
+    }
+    const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, group: r.group_name, creation_time: heatTime(new Date(r.created_at)) }));
+  }
+
+  /** Deletes a config; 409 while a deployment uses it. */
+  async delete(projectId: string, id: string): Promise<void> {
+    await this.store.write(async ({ trx, event }) => {
+      const row = await trx.selectFrom('software_configs').select(['id', 'project_id', 'name']).where('id', '=', id).executeTakeFirst();
+      if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
+      const users = await trx
+        .selectFrom('software_deployments')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('config_id', '=', id)
+        .executeTakeFirstOrThrow();
+      if (Number(users.n) > 0) throw new HearthError('ERR_CONFIG_IN_USE', { id, count: Number(users.n) });
+      await trx.deleteFrom('software_configs').where('id', '=', id).execute();
+      event({
+        project_id: projectId,
+        type: 'config.deleted',
+        resource_type: 'software_config',
+        resource_id: id,
+        server_id: null,
+        message: `Software config ${row.name ?? id} deleted`,
+        data: '{}',
+      });
+    });
+    this.cache.delete(id);
+  }
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DEFAULT_DEPLOYMENT_TIMEOUT,
+  type SoftwareDeployment,
+  type SoftwareDeploymentCreate,
+  type SoftwareDeploymentUpdate,
+  type TimelineEntry,
+  heatTime,
+} from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { DeploymentRow } from '../store/schema.ts';
+import { topics, waitForChange, type Feed } from '../feed/feed.ts';
+import type { ConfigService } from './configs.ts';
+import { HearthError } from './errors.ts';
+import { deadlineAfter, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
+
+const NEW_ACTION_REASON = 'Deploy data available';
+const NO_SIGNAL_REASON = 'Not waiting for outputs signal';
+
+/** Software deployments: create, update (a new action), delete, list, wait and timeline. */
+export class DeploymentService {
+  constructor(
+    private readonly store: Store,
+    private readonly configs: ConfigService,
+    private readonly feed: Feed,
+  ) {}
+
+  /** Creates a deployment; it reaches the server's metadata as soon as this resolves. */
+  async create(projectId: string, body: SoftwareDeploymentCreate): Promise<SoftwareDeployment> {
+    const config = await this.configs.get(projectId, body.config_id);
+    const transport = body.signal_transport ?? 'HEARTH_SIGNAL';
+    const timeout = body.timeout ?? DEFAULT_DEPLOYMENT_TIMEOUT;
+    const id = randomUUID();
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      const status = body.status ?? (transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS');
+      const values: DeploymentRow = {
+        id,
+        project_id: projectId,
+        server_id: body.server_id,
+        config_id: config.id,
+        derived_config_id: randomUUID(),
+        derived_at: now,
+        name: body.name ?? null,
+        action: body.action ?? 'CREATE',
+        status,
+        status_reason: body.status_reason ?? (transport === 'NO_SIGNAL' && !body.status ? NO_SIGNAL_REASON : NEW_ACTION_REASON),
+        input_values: JSON.stringify(body.input_values ?? {}),
+        output_values: null,
+        signal_transport: transport,
+        timeout_s: timeout,
+        deadline_at: status === 'IN_PROGRESS' ? deadlineAfter(now, timeout) : null,
+        fetched_at: null,
+        last_heartbeat_at: null,
+        created_at: now,
+        updated_at: null,
+      };
+      await trx.insertInto('software_deployments').values(values).execute();
+      event(
+        deploymentEvent(values, 'deployment.created', `Deployment created: ${values.action} ${config.name ?? config.id} on server ${values.server_id}`, {
+          action: values.action,
+          status,
+          config_id: config.id,
+          derived_config_id: values.derived_config_id,
+          timeout,
+        }),
+      );
+      publish(topics.serverMetadata(values.server_id));
+      publish(topics.deployment(id));
+      publish(topics.deadlines);
+      return values;
+    });
+    return deploymentFromRow(row);
+  }
+
+  /** Reads a deployment row of the project, or throws ERR_DEPLOYMENT_NOT_FOUND. */
+  async row(projectId: string, id: string): Promise<DeploymentRow> {
+    const row = await this.store.reader.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || row.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+    return row;
+  }
+
+  /** Shows a deployment; with `waitSeconds`, first waits while it is IN_PROGRESS. */
+  async get(projectId: string, id: string, waitSeconds = 0, abort?: AbortSignal): Promise<SoftwareDeployment> {
+    let row = await this.row(projectId, id);
+    const until = Date.now() + waitSeconds * 1000;
+    while (row.status === 'IN_PROGRESS' && Date.now() < until && !abort?.aborted) {
+      await waitForChange(this.feed, [topics.deployment(id)], until - Date.now(), abort);
+      row = await this.row(projectId, id);
+    }
+    return deploymentFromRow(row);
+  }
+
+  /** Lists a project's deployments (of one server if given), oldest first. */
+  async list(projectId: string, serverId?: string, limit = 1000): Promise<SoftwareDeployment[]> {
+    let query = this.store.reader.selectFrom('software_deployments').selectAll().where('project_id', '=', projectId);
+    if (serverId) query = query.where('server_id', '=', serverId);
+    const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
+    return rows.map(deploymentFromRow);
+  }
+
+  /**
+   * Updates a deployment as Heat's PUT does: only non-null keys apply. A new config, action or
+   * input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
+   */
+  async update(projectId: string, id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment> {
+    const config = body.config_id ? await this.configs.get(projectId, body.config_id) : null;
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      const current = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+      const next: DeploymentRow = { ...current, updated_at: now };
+      const newAction = Boolean(config) || Boolean(body.action) || Boolean(body.input_values);
+      if (config) next.config_id = config.id;
+      if (body.action) next.action = body.action;
+      if (body.input_values) next.input_values = JSON.stringify(body.input_values);
+      if (body.timeout) next.timeout_s = body.timeout;
+      if (body.output_values) next.output_values = JSON.stringify({ ...(current.output_values ? (JSON.parse(current.output_values) as object) : {}), ...body.output_values });
+      if (newAction) {
+        next.derived_config_id = randomUUID();
+        next.derived_at = now;
+        next.fetched_at = null;
+        next.last_heartbeat_at = null;
+        next.status = next.signal_transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS';
+        next.status_reason = next.signal_transport === 'NO_SIGNAL' ? NO_SIGNAL_REASON : NEW_ACTION_REASON;
+      }
+      if (body.status) next.status = body.status;
+      if (body.status_reason) next.status_reason = body.status_reason;
+      if (next.status === 'IN_PROGRESS' && (newAction || current.status !== 'IN_PROGRESS' || body.timeout)) {
+        next.deadline_at = deadlineAfter(now, next.timeout_s);
+      } else if (next.status !== 'IN_PROGRESS') {
+        next.deadline_at = null;
+      }
+      await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
+      const changed = Object.keys(body).filter((k) => body[k as keyof SoftwareDeploymentUpdate] !== null && body[k as keyof SoftwareDeploymentUpdate] !== undefined);
+      event(
+        deploymentEvent(next, 'deployment.updated', newAction ? `New action ${next.action}: deploy data available` : `Deployment updated (${changed.join(', ') || 'nothing'})`, {
+          action: next.action,
+          status: next.status,
+          derived_config_id: next.derived_config_id,
+          changed,
+        }),
+      );
+      if (newAction) publish(topics.serverMetadata(next.server_id));
+      publish(topics.deployment(id));
+      publish(topics.deadlines);
+      return next;
+    });
+    return deploymentFromRow(row);
+  }
+
+  /** Deletes a deployment; it leaves the server's metadata at once. */
+  async delete(projectId: string, id: string): Promise<void> {
+    await this.store.write(async ({ trx, event, publish }) => {
+      const current = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+      await trx.deleteFrom('signals').where('deployment_id', '=', id).execute();
+      await trx.deleteFrom('software_deployments').where('id', '=', id).execute();
+      event(deploymentEvent(current, 'deployment.deleted', `Deployment deleted (was ${current.action} ${current.status})`));
+      publish(topics.serverMetadata(current.server_id));
+      publish(topics.deployment(id));
+      publish(topics.deadlines);
+    });
+  }
+
+  /** The deployment's timeline: every event about it, oldest first. */
+  async timeline(projectId: string, id: string): Promise<TimelineEntry[]> {
+    await this.row(projectId, id);
+    const rows = await this.store.reader
+      .selectFrom('events')
+      .selectAll()
+      .where('resource_id', '=', id)
+      .where('project_id', '=', projectId)
+      .orderBy('id')
+      .limit(10_000)
+      .execute();
+    return rows.map((r) => ({ time: heatTime(new Date(r.time)), type: r.type, message: r.message, data: JSON.parse(r.data) as Record<string, unknown> }));
+  }
+}

@@ -1,0 +1,76 @@
+import { heatTime, type DerivedConfig, type SoftwareConfig, type StoredInput } from '@hearth/protocol';
+import type { DeploymentRow } from '../store/schema.ts';
+
+/** Where the agent signals a deployment's result (HEARTH_SIGNAL). */
+export interface SignalEndpoint {
+  /** Capability URL: POST here with the hook's result, no other credential needed. */
+  url: string;
+  /** HTTP verb. */
+  verb: 'POST';
+}
+
+const DEPLOY_INPUT_DESCRIPTIONS: Record<string, string> = {
+  deploy_server_id: 'ID of the server being deployed to',
+  deploy_action: 'Name of the current action being deployed',
+  deploy_stack_id: 'ID of the stack this deployment belongs to',
+  deploy_resource_name: 'Name of this deployment resource in the stack',
+  deploy_signal_transport: 'How the server should signal to heat with the deployment output values.',
+  deploy_signal_id: 'ID of signal to use for signaling output values',
+  deploy_signal_verb: 'HTTP verb to use for signaling outputvalues',
+};
+
+function deployInput(name: string, value: string): StoredInput {
+  return { name, type: 'String', description: DEPLOY_INPUT_DESCRIPTIONS[name] ?? name, value };
+}
+
+/**
+ * Builds the derived config a server receives for one deployment, as Heat's SoftwareDeployment
+ * resource does (reference/server.md §3.3): declared inputs with their values, then undeclared
+ * input values as Strings, then the `deploy_*` inputs of the signal transport. A source config
+ * that already declares a `deploy_*` input (heatclient builds such configs) gets its value set,
+ * not a second copy.
+ */
+export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, signal: SignalEndpoint | null): DerivedConfig {
+  const values = JSON.parse(deployment.input_values) as Record<string, unknown>;
+  const inputs: StoredInput[] = [];
+  const declared = new Set<string>();
+  for (const input of config.inputs) {
+    declared.add(input.name);
+    const derived: StoredInput = { ...input };
+    if (Object.hasOwn(values, input.name)) derived.value = values[input.name];
+    else if (input.default !== undefined) derived.value = input.default;
+    inputs.push(derived);
+  }
+  for (const [name, value] of Object.entries(values)) {
+    if (!declared.has(name)) inputs.push({ name, type: 'String', value });
+  }
+  const deployInputs: StoredInput[] = [
+    deployInput('deploy_server_id', deployment.server_id),
+    deployInput('deploy_action', deployment.action),
+    deployInput('deploy_resource_name', deployment.name ?? deployment.id),
+    deployInput('deploy_signal_transport', deployment.signal_transport),
+  ];
+  if (signal) deployInputs.push(deployInput('deploy_signal_id', signal.url), deployInput('deploy_signal_verb', signal.verb));
+  for (const input of deployInputs) {
+    const index = inputs.findIndex((i) => i.name === input.name);
+    if (index >= 0) inputs[index] = { ...inputs[index]!, value: input.value };
+    else inputs.push(input);
+  }
+  return {
+    id: deployment.derived_config_id,
+    name: deployment.name ?? config.name ?? deployment.id,
+    group: config.group,
+    creation_time: heatTime(new Date(deployment.derived_at)),
+    config: config.config,
+    options: config.options,
+    inputs,
+    outputs: config.outputs,
+  };
+}
+
+/** Orders a server's derived configs as Heat does: by name, ties in creation order. */
+export function sortDerived(entries: Array<{ derived: DerivedConfig; createdAt: string; id: string }>): DerivedConfig[] {
+  return entries
+    .sort((a, b) => (a.derived.name < b.derived.name ? -1 : a.derived.name > b.derived.name ? 1 : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)))
+    .map((e) => e.derived);
+}

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { DerivedConfig, MetadataDocument } from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import { topics, waitForChange, type Feed } from '../feed/feed.ts';
+import type { ConfigService } from './configs.ts';
+import { deriveConfig, sortDerived, type SignalEndpoint } from './derive.ts';
+import type { DeploymentRow } from '../store/schema.ts';
+
+/** A server's metadata document, serialised once, with its validators. */
+export interface MetadataSnapshot {
+  /** The JSON text sent to the agent. */
+  body: string;
+  /** Strong ETag (quoted). */
+  etag: string;
+  /** RFC 1123 time the document last changed (os-collect-config's request collector uses it). */
+  lastModified: string;
+  /** IN_PROGRESS deployments the agent has not fetched yet. */
+  unfetched: string[];
+}
+
+/** Builds the URL an agent signals a deployment's result to. */
+export type SignalEndpointFor = (deployment: DeploymentRow) => SignalEndpoint | null;
+
+interface CacheEntry {
+  snapshot: MetadataSnapshot;
+  unsubscribe: () => void;
+}
+
+/**
+ * Serves each server's metadata document from memory: built once per change, so an agent's
+ * conditional GET costs a map lookup. The feed invalidates an entry when the server's deployments
+ * change; a generation counter keeps a build that raced a change from being cached.
+ */
+export class MetadataService {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly generation = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly configs: ConfigService,
+    private readonly feed: Feed,
+    private readonly signalEndpoint: SignalEndpointFor,
+    private readonly collectorSettings: (serverId: string) => Record<string, unknown>,
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  /** The derived configs of a server's deployments, in Heat's order. */
+  async derivedConfigs(projectId: string, serverId: string): Promise<{ derived: DerivedConfig[]; unfetched: string[] }> {
+    const rows = await this.store.reader
+      .selectFrom('software_deployments')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('server_id', '=', serverId)
+      .execute();
+    const entries = await Promise.all(
+      rows.map(async (row) => ({ derived: deriveConfig(await this.configs.get(projectId, row.config_id), row, this.signalEndpoint(row)), createdAt: row.created_at, id: row.id })),
+    );
+    const unfetched = rows.filter((r) => r.status === 'IN_PROGRESS' && r.fetched_at === null).map((r) => r.id);
+    return { derived: sortDerived(entries), unfetched };
+  }
+
+  /** The current snapshot of a server's document. */
+  async snapshot(projectId: string, serverId: string): Promise<MetadataSnapshot> {
+    const cached = this.cache.get(serverId);
+    if (cached) return cached.snapshot;
+    const generation = this.generation.get(serverId) ?? 0;
+    const { derived, unfetched } = await this.derivedConfigs(projectId, serverId);
+    const document: MetadataDocument = { deployments: derived, 'os-collect-config': this.collectorSettings(serverId) };
+    const body = JSON.stringify(document);
+    const snapshot: MetadataSnapshot = {
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
+      lastModified: new Date().toUTCString(),
+      unfetched,
+    };
+    if ((this.generation.get(serverId) ?? 0) === generation && !this.cache.has(serverId)) {
+      if (this.cache.size >= this.maxEntries) this.evictOne();
+      const unsubscribe = this.feed.subscribe(topics.serverMetadata(serverId), () => this.invalidate(serverId));
+      this.cache.set(serverId, { snapshot, unsubscribe });
+    }
+    return snapshot;
+  }
+
+  /** Forgets that these deployments are unfetched (the document itself is unchanged). */
+  clearUnfetched(serverId: string): void {
+    const entry = this.cache.get(serverId);
+    if (entry) entry.snapshot.unfetched = [];
+  }
+
+  /**
+   * Long-poll: resolves with the first snapshot whose ETag differs from `etag`, or the current one
+   * when `waitMs` passes (or the client goes away) with no change.
+   */
+  async waitForNew(projectId: string, serverId: string, etag: string, waitMs: number, abort?: AbortSignal): Promise<MetadataSnapshot> {
+    const until = Date.now() + waitMs;
+    let snapshot = await this.snapshot(projectId, serverId);
+    while (snapshot.etag === etag && Date.now() < until && !abort?.aborted) {
+      await waitForChange(this.feed, [topics.serverMetadata(serverId)], until - Date.now(), abort);
+      snapshot = await this.snapshot(projectId, serverId);
+    }
+    return snapshot;
+  }
+
+  /** Drops a server's cached document. */
+  invalidate(serverId: string): void {
+    this.generation.set(serverId, (this.generation.get(serverId) ?? 0) + 1);
+    const entry = this.cache.get(serverId);
+    if (!entry) return;
+    this.cache.delete(serverId);
+    entry.unsubscribe();
+  }
+
+  private evictOne(): void {
+    const oldest = this.cache.keys().next().value;
+    if (oldest !== undefined) this.invalidate(oldest);
+  }
+
+  /** Cached documents, for /metrics. */
+  get size(): number {
+    return this.cache.size;
+  }
+}

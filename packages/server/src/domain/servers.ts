@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { heatTime, type AgentCredential, type Server, type ServerCreate } from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { ServerRow } from '../store/schema.ts';
+import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
+import { HearthError } from './errors.ts';
+
+/** The identity an agent credential resolves to. */
+export interface AgentIdentity {
+  serverId: string;
+  projectId: string;
+  accessKeyId: string;
+}
+
+/** Servers (VMs), their agent credentials and when each was last seen. */
+export class ServerService {
+  /** access key id -> identity; filled on first use, dropped when the server is deleted. */
+  private readonly byAccessKey = new Map<string, AgentIdentity>();
+  /** server id -> last time its agent called, not yet flushed to the store. */
+  private readonly seen = new Map<string, string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly secrets: SecretDeriver,
+    private readonly metadataUrl: string,
+    /** How often last-seen times are written (default 5 s). */
+    private readonly seenFlushMs = 5000,
+  ) {}
+
+  /** Registers a server; the credential in the reply is the only time its secret is shown. */
+  async create(projectId: string, body: ServerCreate): Promise<{ server: Server; credential: AgentCredential }> {
+    const id = body.id ?? randomUUID();
+    const accessKeyId = newAccessKeyId();
+    const row = await this.store.write(async ({ trx, now, event }) => {
+      const existing = await trx.selectFrom('servers').select('id').where('id', '=', id).executeTakeFirst();
+      if (existing) throw new HearthError('ERR_SERVER_EXISTS', { id });
+      const values: ServerRow = { id, project_id: projectId, name: body.name, access_key_id: accessKeyId, created_at: now, last_seen_at: null };
+      await trx.insertInto('servers').values(values).execute();
+      event({
+        project_id: projectId,
+        type: 'server.created',
+        resource_type: 'server',
+        resource_id: id,
+        server_id: id,
+        message: `Server ${body.name} registered`,
+        data: JSON.stringify({ access_key_id: accessKeyId }),
+      });
+      return values;
+    });
+    const secret = this.secrets.agentSecret(accessKeyId);
+    return {
+      server: this.toApi(row),
+      credential: { access_key_id: accessKeyId, secret_access_key: secret, token: `${accessKeyId}:${secret}`, metadata_url: this.metadataUrl },
+    };
+  }
+
+  /** Lists a project's servers by id. */
+  async list(projectId: string): Promise<Server[]> {
+    const rows = await this.store.reader.selectFrom('servers').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+    return rows.map((r) => this.toApi(r));
+  }
+
+  /** Shows one server, or throws ERR_SERVER_NOT_FOUND. */
+  async get(projectId: string, id: string): Promise<Server> {
+    const row = await this.store.reader.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row || row.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
+    return this.toApi(row);
+  }
+
+  /** Deletes a server, which revokes its credential at once. Its deployments stay until deleted. */
+  async delete(projectId: string, id: string): Promise<void> {
+    const row = await this.store.write(async ({ trx, event, publish }) => {
+      const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
+      await trx.deleteFrom('servers').where('id', '=', id).execute();
+      event({
+        project_id: projectId,
+        type: 'server.deleted',
+        resource_type: 'server',
+        resource_id: id,
+        server_id: id,
+        message: `Server ${found.name} deleted; its credential is revoked`,
+        data: '{}',
+      });
+      publish(`credential:${found.access_key_id}`);
+      return found;
+    });
+    this.forgetAccessKey(row.access_key_id);
+    this.seen.delete(id);
+  }
+
+  /** Drops a cached credential (called on delete, and by the feed for other replicas). */
+  forgetAccessKey(accessKeyId: string): void {
+    this.byAccessKey.delete(accessKeyId);
+  }
+
+  /** Resolves `<access key id>:<secret>` to an identity, or null when it is not valid. */
+  async authenticate(accessKeyId: string, secret: string, compare: (a: string, b: string) => boolean): Promise<AgentIdentity | null> {
+    if (!compare(secret, this.secrets.agentSecret(accessKeyId))) return null;
+    let identity = this.byAccessKey.get(accessKeyId);
+    if (!identity) {
+      const row = await this.store.reader
+        .selectFrom('servers')
+        .select(['id', 'project_id'])
+        .where('access_key_id', '=', accessKeyId)
+        .executeTakeFirst();
+      if (!row) return null;
+      identity = { serverId: row.id, projectId: row.project_id, accessKeyId };
+      if (this.byAccessKey.size > 100_000) this.byAccessKey.clear();
+      this.byAccessKey.set(accessKeyId, identity);
+    }
+    return identity;
+  }
+
+  /** Notes that a server's agent called; written to the store in batches. */
+  touch(serverId: string): void {
+    this.seen.set(serverId, new Date().toISOString());
+    this.flushTimer ??= setTimeout(() => void this.flushSeen(), this.seenFlushMs).unref();
+  }
+
+  /** Writes pending last-seen times. */
+  async flushSeen(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.seen.size === 0) return;
+    const batch = [...this.seen];
+    this.seen.clear();
+    await this.store.write(async ({ trx }) => {
+      for (const [serverId, time] of batch) {
+        await trx.updateTable('servers').set({ last_seen_at: time }).where('id', '=', serverId).execute();
+      }
+    });
+  }
+
+  /** The last time a server's agent called, including times not flushed yet. */
+  lastSeen(serverId: string, stored: string | null): string | null {
+    return this.seen.get(serverId) ?? stored;
+  }
+
+  private toApi(row: ServerRow): Server {
+    const lastSeen = this.lastSeen(row.id, row.last_seen_at);
+    return {
+      id: row.id,
+      name: row.name,
+      project_id: row.project_id,
+      access_key_id: row.access_key_id,
+      creation_time: heatTime(new Date(row.created_at)),
+      last_seen: lastSeen ? heatTime(new Date(lastSeen)) : null,
+    };
+  }
+}

@@ -1,0 +1,80 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DeploymentSignal, Heartbeat, MetadataQuery, Uuid } from '@hearth/protocol';
+import type { Services } from '../../services.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { HearthError } from '../../domain/errors.ts';
+import { BODY_LIMITS } from '../limits.ts';
+import { abortOnClose } from '../abort.ts';
+import type { FastifyRequest } from 'fastify';
+
+const DeploymentParams = Type.Object({ id: Uuid });
+const CapabilityQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) }, { additionalProperties: false });
+const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) });
+
+/** The agent's own server, or ERR_AUTH_FORBIDDEN for any other principal. */
+async function agentOnly(services: Services, request: FastifyRequest): Promise<Extract<Principal, { kind: 'agent' }>> {
+  const principal = await services.auth.principal(request);
+  if (principal.kind !== 'agent') throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: 'the guest API takes a server\'s agent credential, not the operator token' });
+  return principal;
+}
+
+/** The signal URL's capability token, else the agent credential of the deployment's server. */
+async function signalPrincipal(services: Services, request: FastifyRequest, deploymentId: string, token: string | undefined): Promise<Principal> {
+  return services.auth.capability(deploymentId, token) ?? (await agentOnly(services, request));
+}
+
+/** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
+export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const tags = ['guest'];
+  // A signal or heartbeat with no body at all counts as `{}` (Heat treats a null body so).
+  app.addHook('preValidation', async (request) => {
+    request.body ??= {};
+  });
+  app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, async (request, reply) => {
+    const agent = await agentOnly(services, request);
+    const ifNoneMatch = request.headers['if-none-match'];
+    let snapshot = await services.metadata.snapshot(agent.projectId, agent.serverId);
+    const wait = request.query.wait ?? 0;
+    if (ifNoneMatch === snapshot.etag && wait > 0) {
+      snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, ifNoneMatch, wait * 1000, abortOnClose(request, reply));
+    }
+    void reply.header('etag', snapshot.etag).header('last-modified', snapshot.lastModified).header('cache-control', 'no-cache');
+    if (ifNoneMatch === snapshot.etag) {
+      services.metrics.metadataReplies.inc({ status: '304' });
+      return reply.code(304).send();
+    }
+    services.metrics.metadataReplies.inc({ status: '200' });
+    if (snapshot.unfetched.length > 0) {
+      const fetched = snapshot.unfetched;
+      services.metadata.clearUnfetched(agent.serverId);
+      services.signals.markFetched(fetched).catch((error: unknown) => request.log.error({ err: error }, 'could not record the fetch'));
+    }
+    return reply.type('application/json').send(snapshot.body);
+  });
+
+  app.post(
+    '/deployments/:id/signal',
+    { bodyLimit: BODY_LIMITS.signal, schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal } },
+    async (request) => {
+      const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
+      try {
+        const ack = await services.signals.signal(principal, request.params.id, request.body, request.headers['idempotency-key']);
+        services.metrics.signals.inc({ result: ack.duplicate ? 'duplicate' : ack.status.toLowerCase() });
+        return ack;
+      } catch (error) {
+        services.metrics.signals.inc({ result: 'rejected' });
+        throw error;
+      }
+    },
+  );
+
+  app.post(
+    '/deployments/:id/heartbeat',
+    { bodyLimit: BODY_LIMITS.small, schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat } },
+    async (request) => {
+      const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
+      return services.signals.heartbeat(principal, request.params.id, request.body);
+    },
+  );
+};

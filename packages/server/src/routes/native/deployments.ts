@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DeploymentListQuery, ProjectId, ServerId, SoftwareDeploymentCreate, SoftwareDeploymentUpdate, Uuid } from '@hearth/protocol';
+import type { Services } from '../../services.ts';
+import { HearthError } from '../../domain/errors.ts';
+import { BODY_LIMITS } from '../limits.ts';
+import { abortOnClose } from '../abort.ts';
+
+const Params = Type.Object({ project_id: ProjectId });
+const ItemParams = Type.Object({ project_id: ProjectId, id: Uuid });
+const WaitQuery = Type.Object({ wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })) }, { additionalProperties: false });
+
+/** /v1/{project}/software_deployments with Heat's shapes, plus metadata, wait and timeline. */
+export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const tags = ['software_deployments'];
+  app.post('/software_deployments', { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: Params, body: SoftwareDeploymentCreate } }, async (request) => ({
+    software_deployment: await services.deployments.create(request.params.project_id, request.body),
+  }));
+  app.get('/software_deployments', { schema: { tags, params: Params, querystring: DeploymentListQuery } }, async (request) => ({
+    software_deployments: await services.deployments.list(request.params.project_id, request.query.server_id, request.query.limit),
+  }));
+  app.get(
+    '/software_deployments/metadata/:server_id',
+    { config: { agentAllowed: true }, schema: { tags, params: Type.Object({ project_id: ProjectId, server_id: ServerId }) } },
+    async (request) => {
+      const principal = request.principal;
+      if (principal?.kind === 'agent' && principal.serverId !== request.params.server_id) {
+        throw new HearthError('ERR_SERVER_NOT_FOUND', { id: request.params.server_id });
+      }
+      const { derived } = await services.metadata.derivedConfigs(request.params.project_id, request.params.server_id);
+      return { metadata: derived };
+    },
+  );
+  app.get('/software_deployments/:id', { schema: { tags, params: ItemParams, querystring: WaitQuery } }, async (request, reply) => {
+    const abort = abortOnClose(request, reply);
+    return { software_deployment: await services.deployments.get(request.params.project_id, request.params.id, request.query.wait ?? 0, abort) };
+  });
+  app.put('/software_deployments/:id', { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: ItemParams, body: SoftwareDeploymentUpdate } }, async (request) => ({
+    software_deployment: await services.deployments.update(request.params.project_id, request.params.id, request.body),
+  }));
+  app.delete('/software_deployments/:id', { schema: { tags, params: ItemParams } }, async (request, reply) => {
+    await services.deployments.delete(request.params.project_id, request.params.id);
+    return reply.code(204).send();
+  });
+  app.get('/software_deployments/:id/timeline', { schema: { tags, params: ItemParams } }, async (request) => ({
+    timeline: await services.deployments.timeline(request.params.project_id, request.params.id),
+  }));
+};

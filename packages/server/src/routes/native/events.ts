@@ -1,0 +1,39 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { EventListQuery, ProjectId } from '@hearth/protocol';
+import type { Services } from '../../services.ts';
+import { listEvents, parseCursor } from '../../domain/events.ts';
+import { topics, waitForChange } from '../../feed/feed.ts';
+import { abortOnClose } from '../abort.ts';
+
+const Params = Type.Object({ project_id: ProjectId });
+const StreamQuery = Type.Object(
+  { after: Type.Optional(Type.String({ maxLength: 32 })), resource_id: Type.Optional(Type.String({ maxLength: 64 })) },
+  { additionalProperties: false },
+);
+const KEEPALIVE_MS = 15_000;
+
+/** /v1/{project}/events: a cursor-paged list and a server-sent-events stream. */
+export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.get('/events', { schema: { tags: ['events'], params: Params, querystring: EventListQuery } }, async (request) =>
+    listEvents(services.store, request.params.project_id, request.query),
+  );
+
+  app.get('/events/stream', { schema: { tags: ['events'], params: Params, querystring: StreamQuery } }, async (request, reply) => {
+    const projectId = request.params.project_id;
+    let cursor = String(parseCursor(request.query.after ?? request.headers['last-event-id']?.toString()));
+    const abort = abortOnClose(request, reply);
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    reply.raw.write(': hearth events\n\n');
+    while (!abort.aborted) {
+      const page = await listEvents(services.store, projectId, { after: cursor, limit: 500, resource_id: request.query.resource_id });
+      for (const event of page.events) reply.raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      cursor = page.next_cursor;
+      if (page.events.length === 500) continue;
+      const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
+      if (!changed && !abort.aborted) reply.raw.write(': keepalive\n\n');
+    }
+    reply.raw.end();
+  });
+};

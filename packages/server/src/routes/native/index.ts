@@ -1,0 +1,16 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Services } from '../../services.ts';
+import { installOperatorAuth } from './auth.ts';
+import { serverRoutes } from './servers.ts';
+import { configRoutes } from './configs.ts';
+import { deploymentRoutes } from './deployments.ts';
+import { eventRoutes } from './events.ts';
+
+/** The native API under /v1/{project_id}. */
+export const nativeRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  installOperatorAuth(app, services);
+  await app.register(serverRoutes, { services });
+  await app.register(configRoutes, { services });
+  await app.register(deploymentRoutes, { services });
+  await app.register(eventRoutes, { services });
+};

@@ -1,0 +1,113 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/** The SQL dialects the store runs on. */
+export type DialectName = 'sqlite' | 'postgres';
+
+/** Auto-incrementing integer primary key, per dialect. */
+function serialKey(dialect: DialectName) {
+  return dialect === 'sqlite' ? sql`integer primary key autoincrement` : sql`bigserial primary key`;
+}
+
+/** Every migration, in order. Names sort; never edit one that has shipped: add a new one. */
+export function migrations(dialect: DialectName): Record<string, Migration> {
+  return {
+    '0001_core': {
+      // Kysely's migration API takes Kysely<any>: the schema is what the migration is creating.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('projects')
+          .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('name', 'varchar(255)', (c) => c.notNull())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('servers')
+          .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull().references('projects.id'))
+          .addColumn('name', 'varchar(255)', (c) => c.notNull())
+          .addColumn('access_key_id', 'varchar(64)', (c) => c.notNull().unique())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .addColumn('last_seen_at', 'varchar(32)')
+          .execute();
+        await db.schema.createIndex('servers_project').on('servers').columns(['project_id', 'id']).execute();
+        await db.schema
+          .createTable('software_configs')
+          .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull().references('projects.id'))
+          .addColumn('name', 'varchar(255)')
+          .addColumn('group_name', 'varchar(255)', (c) => c.notNull())
+          .addColumn('config', 'text')
+          .addColumn('inputs', 'text', (c) => c.notNull())
+          .addColumn('outputs', 'text', (c) => c.notNull())
+          .addColumn('options', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('configs_project')
+          .on('software_configs')
+          .columns(['project_id', 'created_at', 'id'])
+          .execute();
+        await db.schema
+          .createTable('software_deployments')
+          .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull().references('projects.id'))
+          .addColumn('server_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('config_id', 'varchar(36)', (c) => c.notNull().references('software_configs.id'))
+          .addColumn('derived_config_id', 'varchar(36)', (c) => c.notNull())
+          .addColumn('derived_at', 'varchar(32)', (c) => c.notNull())
+          .addColumn('name', 'varchar(255)')
+          .addColumn('action', 'varchar(16)', (c) => c.notNull())
+          .addColumn('status', 'varchar(16)', (c) => c.notNull())
+          .addColumn('status_reason', 'text')
+          .addColumn('input_values', 'text', (c) => c.notNull())
+          .addColumn('output_values', 'text')
+          .addColumn('signal_transport', 'varchar(32)', (c) => c.notNull())
+          .addColumn('timeout_s', 'integer', (c) => c.notNull())
+          .addColumn('deadline_at', 'varchar(32)')
+          .addColumn('fetched_at', 'varchar(32)')
+          .addColumn('last_heartbeat_at', 'varchar(32)')
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .addColumn('updated_at', 'varchar(32)')
+          .execute();
+        await db.schema
+          .createIndex('deployments_server')
+          .on('software_deployments')
+          .columns(['project_id', 'server_id'])
+          .execute();
+        await db.schema.createIndex('deployments_config').on('software_deployments').column('config_id').execute();
+        await db.schema
+          .createIndex('deployments_deadline')
+          .on('software_deployments')
+          .columns(['status', 'deadline_at'])
+          .execute();
+        await db.schema
+          .createTable('signals')
+          .addColumn('id', serialKey(dialect))
+          .addColumn('deployment_id', 'varchar(36)', (c) => c.notNull())
+          .addColumn('derived_config_id', 'varchar(36)', (c) => c.notNull())
+          .addColumn('idempotency_key', 'varchar(128)', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('result_status', 'varchar(16)', (c) => c.notNull())
+          .addColumn('result_reason', 'text')
+          .addColumn('received_at', 'varchar(32)', (c) => c.notNull())
+          .addUniqueConstraint('signals_idempotency', ['deployment_id', 'idempotency_key'])
+          .execute();
+        await db.schema
+          .createTable('events')
+          .addColumn('id', serialKey(dialect))
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('time', 'varchar(32)', (c) => c.notNull())
+          .addColumn('type', 'varchar(64)', (c) => c.notNull())
+          .addColumn('resource_type', 'varchar(64)', (c) => c.notNull())
+          .addColumn('resource_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('server_id', 'varchar(64)')
+          .addColumn('message', 'text', (c) => c.notNull())
+          .addColumn('data', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('events_project').on('events').columns(['project_id', 'id']).execute();
+        await db.schema.createIndex('events_resource').on('events').columns(['resource_id', 'id']).execute();
+      },
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Tables as Kysely sees them. JSON is kept as text and timestamps as ISO-8601 text with
+ * milliseconds (`2026-01-01T00:00:00.000Z`), so SQLite and PostgreSQL return the same shapes.
+ */
+export interface Database {
+  projects: ProjectsTable;
+  servers: ServersTable;
+  software_configs: SoftwareConfigsTable;
+  software_deployments: SoftwareDeploymentsTable;
+  signals: SignalsTable;
+  events: EventsTable;
+}
+
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ServersTable {
+  id: string;
+  project_id: string;
+  name: string;
+  access_key_id: string;
+  created_at: string;
+  last_seen_at: string | null;
+}
+
+export interface SoftwareConfigsTable {
+  id: string;
+  project_id: string;
+  name: string | null;
+  group_name: string;
+  config: string | null;
+  inputs: string;
+  outputs: string;
+  options: string;
+  created_at: string;
+}
+
+export interface SoftwareDeploymentsTable {
+  id: string;
+  project_id: string;
+  server_id: string;
+  config_id: string;
+  derived_config_id: string;
+  derived_at: string;
+  name: string | null;
+  action: string;
+  status: string;
+  status_reason: string | null;
+  input_values: string;
+  output_values: string | null;
+  signal_transport: string;
+  timeout_s: number;
+  deadline_at: string | null;
+  fetched_at: string | null;
+  last_heartbeat_at: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface SignalsTable {
+  id: Generated<number>;
+  deployment_id: string;
+  derived_config_id: string;
+  idempotency_key: string;
+  body: string;
+  result_status: string;
+  result_reason: string | null;
+  received_at: string;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  project_id: string;
+  time: string;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  server_id: string | null;
+  message: string;
+  data: ColumnType<string, string, string>;
+}
+
+export type ServerRow = Selectable<ServersTable>;
+export type ConfigRow = Selectable<SoftwareConfigsTable>;
+export type DeploymentRow = Selectable<SoftwareDeploymentsTable>;
+export type EventRow = Selectable<EventsTable>;
+export type NewEvent = Insertable<EventsTable>;
