@@ -28,5 +28,9 @@ if (files.length === 0) {
 }
 const env = { ...process.env };
 delete env.NODE_EXTRA_CA_CERTS;
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { cwd: root, stdio: 'inherit', env });
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env,
+});
 process.exit(result.status ?? 1);

@@ -67,11 +67,26 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /** Starts `hearth-server serve` as a process on a given port; resolves once it answers /readyz. */
 export async function spawnServer(dataDir: string, port: number, token = 'test-admin-token'): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/bin.ts', 'serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--log-level', 'warn'], {
-    cwd: new URL('../..', import.meta.url).pathname,
-    env: childEnv({ HEARTH_ADMIN_TOKEN: token, HEARTH_SECRET_KEY: TEST_SECRET_KEY }),
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'packages/server/src/bin.ts',
+      'serve',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'warn',
+    ],
+    {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: childEnv({ HEARTH_ADMIN_TOKEN: token, HEARTH_SECRET_KEY: TEST_SECRET_KEY }),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {

@@ -5,8 +5,14 @@ import { Type, type Static } from 'typebox';
  * what was wrong and what to do. `{name}` placeholders are filled from the error's details.
  */
 export const ERRORS = {
-  ERR_AUTH_MISSING: { status: 401, message: 'No credential given: send X-Auth-Token (operator) or Authorization: Bearer <access key>:<secret> (agent).' },
-  ERR_AUTH_INVALID: { status: 401, message: 'The credential is not valid: check the token, or register the server again to get a new credential.' },
+  ERR_AUTH_MISSING: {
+    status: 401,
+    message: 'No credential given: send X-Auth-Token (operator) or Authorization: Bearer <access key>:<secret> (agent).',
+  },
+  ERR_AUTH_INVALID: {
+    status: 401,
+    message: 'The credential is not valid: check the token, or register the server again to get a new credential.',
+  },
   ERR_AUTH_FORBIDDEN: { status: 403, message: 'This credential may not do that: {reason}.' },
   ERR_PROJECT_NOT_FOUND: { status: 404, message: 'Project {project} does not exist.' },
   ERR_REQUEST_INVALID: { status: 400, message: 'The request is not valid: {reason}.' },
@@ -22,7 +28,10 @@ export const ERRORS = {
   ERR_CONFIG_INVALID: { status: 400, message: 'The software config is not valid: {reason}.' },
   ERR_DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Software deployment {id} does not exist.' },
   ERR_DEPLOYMENT_INVALID: { status: 400, message: 'The software deployment is not valid: {reason}.' },
-  ERR_DEPLOYMENT_NOT_IN_PROGRESS: { status: 409, message: 'Deployment {id} is {status}, not IN_PROGRESS: the signal was not applied. Update the deployment to start a new action first.' },
+  ERR_DEPLOYMENT_NOT_IN_PROGRESS: {
+    status: 409,
+    message: 'Deployment {id} is {status}, not IN_PROGRESS: the signal was not applied. Update the deployment to start a new action first.',
+  },
   ERR_SIGNAL_INVALID: { status: 400, message: 'The signal is not valid: {reason}.' },
   ERR_EVENT_CURSOR_INVALID: { status: 400, message: 'The event cursor {cursor} is not valid: pass the next_cursor of a previous page.' },
   ERR_STORE_UNAVAILABLE: { status: 503, message: 'The database is not available right now; try again shortly.' },
@@ -56,6 +65,7 @@ export type ErrorBody = Static<typeof ErrorBody>;
 export function formatErrorMessage(code: ErrorCode, details: Record<string, unknown> = {}): string {
   return ERRORS[code].message.replace(/\{(\w+)\}/g, (_m, key: string) => {
     const value = details[key];
-    return value === undefined ? `{${key}}` : String(value);
+    if (value === undefined) return `{${key}}`;
+    return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }

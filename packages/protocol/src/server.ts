@@ -2,10 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Name, ServerId, Timestamp } from './common.ts';
 
 /** POST /v1/{project}/servers body: `id` may be given (e.g. Nova's instance uuid), else one is made. */
-export const ServerCreate = Type.Object(
-  { name: Name, id: Type.Optional(ServerId) },
-  { additionalProperties: false },
-);
+export const ServerCreate = Type.Object({ name: Name, id: Type.Optional(ServerId) }, { additionalProperties: false });
 export type ServerCreate = Static<typeof ServerCreate>;
 
 /** A registered server (VM). */

@@ -3,7 +3,13 @@ import { JsonValue, JsonObject, Name, Timestamp, Uuid } from './common.ts';
 
 /** The parameter types Heat knows for config inputs and outputs. */
 export const PARAMETER_TYPES = ['String', 'Number', 'CommaDelimitedList', 'Json', 'Boolean'] as const;
-export const ParameterType = Type.Union([Type.Literal('String'), Type.Literal('Number'), Type.Literal('CommaDelimitedList'), Type.Literal('Json'), Type.Literal('Boolean')]);
+export const ParameterType = Type.Union([
+  Type.Literal('String'),
+  Type.Literal('Number'),
+  Type.Literal('CommaDelimitedList'),
+  Type.Literal('Json'),
+  Type.Literal('Boolean'),
+]);
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
 
 /** An input declared by a software config (Heat: name required, type default String). */

@@ -3,7 +3,13 @@ import { JsonObject, Name, ServerId, Timestamp, Uuid } from './common.ts';
 
 /** Deployment actions (Heat resources use these five). */
 export const DEPLOYMENT_ACTIONS = ['CREATE', 'UPDATE', 'DELETE', 'SUSPEND', 'RESUME'] as const;
-export const DeploymentAction = Type.Union([Type.Literal('CREATE'), Type.Literal('UPDATE'), Type.Literal('DELETE'), Type.Literal('SUSPEND'), Type.Literal('RESUME')]);
+export const DeploymentAction = Type.Union([
+  Type.Literal('CREATE'),
+  Type.Literal('UPDATE'),
+  Type.Literal('DELETE'),
+  Type.Literal('SUSPEND'),
+  Type.Literal('RESUME'),
+]);
 export type DeploymentAction = (typeof DEPLOYMENT_ACTIONS)[number];
 
 /** Deployment statuses. */

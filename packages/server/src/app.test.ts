@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { InjectOptions } from 'fastify';
 import { ADMIN, createConfig, createDeployment, errorCode, registerServer, testApp } from './test-support.ts';
 
 test('Heat-shaped calls work on a fresh data dir with only X-Auth-Token (default project)', async () => {
@@ -9,7 +10,14 @@ test('Heat-shaped calls work on a fresh data dir with only X-Auth-Token (default
       method: 'POST',
       url: '/v1/default/software_configs',
       headers: ADMIN,
-      payload: { name: 'c1', group: 'script', config: 'echo', inputs: [{ name: 'foo', default: 'bar', description: null }], outputs: [{ name: 'out' }], options: {} },
+      payload: {
+        name: 'c1',
+        group: 'script',
+        config: 'echo',
+        inputs: [{ name: 'foo', default: 'bar', description: null }],
+        outputs: [{ name: 'out' }],
+        options: {},
+      },
     });
     assert.equal(created.statusCode, 200);
     const config = created.json().software_config;
@@ -24,7 +32,15 @@ test('Heat-shaped calls work on a fresh data dir with only X-Auth-Token (default
       method: 'POST',
       url: '/v1/default/software_deployments',
       headers: ADMIN,
-      payload: { config_id: config.id, server_id: 'nova-uuid-1', input_values: { foo: 'baz' }, action: 'CREATE', status: 'IN_PROGRESS', status_reason: 'go', stack_user_project_id: 'p' },
+      payload: {
+        config_id: config.id,
+        server_id: 'nova-uuid-1',
+        input_values: { foo: 'baz' },
+        action: 'CREATE',
+        status: 'IN_PROGRESS',
+        status_reason: 'go',
+        stack_user_project_id: 'p',
+      },
     });
     assert.equal(deployment.statusCode, 200);
     const d = deployment.json().software_deployment;
@@ -33,22 +49,37 @@ test('Heat-shaped calls work on a fresh data dir with only X-Auth-Token (default
     assert.equal(d.updated_time, undefined);
 
     const byServer = await app.inject({ url: '/v1/default/software_deployments?server_id=nova-uuid-1', headers: ADMIN });
-    assert.deepEqual(byServer.json().software_deployments.map((x: { id: string }) => x.id), [d.id]);
+    assert.deepEqual(
+      byServer.json().software_deployments.map((x: { id: string }) => x.id),
+      [d.id],
+    );
     const metadata = await app.inject({ url: '/v1/default/software_deployments/metadata/nova-uuid-1', headers: ADMIN });
     const [entry] = metadata.json().metadata;
     assert.equal(entry.id, d.derived_config_id);
     assert.equal(entry.inputs.find((i: { name: string }) => i.name === 'foo').value, 'baz');
 
-    const updated = await app.inject({ method: 'PUT', url: `/v1/default/software_deployments/${d.id}`, headers: ADMIN, payload: { action: 'UPDATE' } });
+    const updated = await app.inject({
+      method: 'PUT',
+      url: `/v1/default/software_deployments/${d.id}`,
+      headers: ADMIN,
+      payload: { action: 'UPDATE' },
+    });
     assert.equal(updated.statusCode, 200);
-    assert.notEqual(updated.json().software_deployment.derived_config_id, d.derived_config_id, 'a new action gets a fresh derived-config id');
+    assert.notEqual(
+      updated.json().software_deployment.derived_config_id,
+      d.derived_config_id,
+      'a new action gets a fresh derived-config id',
+    );
     assert.ok(updated.json().software_deployment.updated_time);
 
     const inUse = await app.inject({ method: 'DELETE', url: `/v1/default/software_configs/${config.id}`, headers: ADMIN });
     assert.equal(inUse.statusCode, 409);
     assert.equal(errorCode(inUse), 'ERR_CONFIG_IN_USE');
     assert.equal((await app.inject({ method: 'DELETE', url: `/v1/default/software_deployments/${d.id}`, headers: ADMIN })).statusCode, 204);
-    assert.equal((await app.inject({ method: 'DELETE', url: `/v1/default/software_configs/${config.id}`, headers: ADMIN })).statusCode, 204);
+    assert.equal(
+      (await app.inject({ method: 'DELETE', url: `/v1/default/software_configs/${config.id}`, headers: ADMIN })).statusCode,
+      204,
+    );
     assert.equal((await app.inject({ url: `/v1/default/software_configs/${config.id}`, headers: ADMIN })).statusCode, 404);
   } finally {
     await done();
@@ -62,26 +93,131 @@ test('bad input gets a coded 4xx and changes nothing', async () => {
     const configId = await createConfig(app);
     const deploymentId = await createDeployment(app, configId, server.id);
     const before = await app.inject({ url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN });
-    const cases: Array<[string, Parameters<typeof app.inject>[0], number, string]> = [
-      ['malformed JSON', { method: 'POST', url: '/v1/default/software_configs', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: '{"name":' }, 400, 'ERR_REQUEST_BODY_MALFORMED'],
-      ['wrong type', { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { name: 5 } }, 400, 'ERR_REQUEST_INVALID'],
-      ['inputs not a list', { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { inputs: { a: 1 } } }, 400, 'ERR_REQUEST_INVALID'],
-      ['bad input type', { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { inputs: [{ name: 'a', type: 'Float' }] } }, 400, 'ERR_REQUEST_INVALID'],
-      ['default of the wrong type', { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { inputs: [{ name: 'a', type: 'Number', default: 'x' }] } }, 400, 'ERR_CONFIG_INVALID'],
-      ['unknown key', { method: 'POST', url: '/v1/default/software_deployments', headers: ADMIN, payload: { config_id: configId, server_id: server.id, bogus: 1 } }, 400, 'ERR_REQUEST_INVALID'],
-      ['unknown config', { method: 'POST', url: '/v1/default/software_deployments', headers: ADMIN, payload: { config_id: '00000000-0000-4000-8000-000000000000', server_id: server.id } }, 404, 'ERR_CONFIG_NOT_FOUND'],
-      ['bad action', { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { action: 'EXPLODE' } }, 400, 'ERR_REQUEST_INVALID'],
-      ['timeout too long', { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { timeout: 10 ** 9 } }, 400, 'ERR_REQUEST_INVALID'],
-      ['oversized config', { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { config: 'x'.repeat(6 * 1024 * 1024) } }, 413, 'ERR_REQUEST_BODY_TOO_LARGE'],
-      ['oversized signal', { method: 'POST', url: `/v1/guest/deployments/${deploymentId}/signal`, headers: server.auth, payload: { deploy_stdout: 'x'.repeat(1024 * 1024 + 10) } }, 413, 'ERR_REQUEST_BODY_TOO_LARGE'],
-      ['signal not an object', { method: 'POST', url: `/v1/guest/deployments/${deploymentId}/signal`, headers: server.auth, payload: '[1,2]' }, 400, 'ERR_REQUEST_INVALID'],
-      ['signal with a bad status code type', { method: 'POST', url: `/v1/guest/deployments/${deploymentId}/signal`, headers: server.auth, payload: { deploy_status_code: { a: 1 } } }, 400, 'ERR_REQUEST_INVALID'],
-      ['unknown deployment', { url: '/v1/default/software_deployments/00000000-0000-4000-8000-000000000000', headers: ADMIN }, 404, 'ERR_DEPLOYMENT_NOT_FOUND'],
+    const cases: Array<[string, InjectOptions, number, string]> = [
+      [
+        'malformed JSON',
+        {
+          method: 'POST',
+          url: '/v1/default/software_configs',
+          headers: { ...ADMIN, 'content-type': 'application/json' },
+          payload: '{"name":',
+        },
+        400,
+        'ERR_REQUEST_BODY_MALFORMED',
+      ],
+      [
+        'wrong type',
+        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { name: 5 } },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'inputs not a list',
+        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { inputs: { a: 1 } } },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'bad input type',
+        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { inputs: [{ name: 'a', type: 'Float' }] } },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'default of the wrong type',
+        {
+          method: 'POST',
+          url: '/v1/default/software_configs',
+          headers: ADMIN,
+          payload: { inputs: [{ name: 'a', type: 'Number', default: 'x' }] },
+        },
+        400,
+        'ERR_CONFIG_INVALID',
+      ],
+      [
+        'unknown key',
+        {
+          method: 'POST',
+          url: '/v1/default/software_deployments',
+          headers: ADMIN,
+          payload: { config_id: configId, server_id: server.id, bogus: 1 },
+        },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'unknown config',
+        {
+          method: 'POST',
+          url: '/v1/default/software_deployments',
+          headers: ADMIN,
+          payload: { config_id: '00000000-0000-4000-8000-000000000000', server_id: server.id },
+        },
+        404,
+        'ERR_CONFIG_NOT_FOUND',
+      ],
+      [
+        'bad action',
+        { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { action: 'EXPLODE' } },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'timeout too long',
+        { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { timeout: 10 ** 9 } },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'oversized config',
+        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { config: 'x'.repeat(6 * 1024 * 1024) } },
+        413,
+        'ERR_REQUEST_BODY_TOO_LARGE',
+      ],
+      [
+        'oversized signal',
+        {
+          method: 'POST',
+          url: `/v1/guest/deployments/${deploymentId}/signal`,
+          headers: server.auth,
+          payload: { deploy_stdout: 'x'.repeat(1024 * 1024 + 10) },
+        },
+        413,
+        'ERR_REQUEST_BODY_TOO_LARGE',
+      ],
+      [
+        'signal not an object',
+        { method: 'POST', url: `/v1/guest/deployments/${deploymentId}/signal`, headers: server.auth, payload: '[1,2]' },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'signal with a bad status code type',
+        {
+          method: 'POST',
+          url: `/v1/guest/deployments/${deploymentId}/signal`,
+          headers: server.auth,
+          payload: { deploy_status_code: { a: 1 } },
+        },
+        400,
+        'ERR_REQUEST_INVALID',
+      ],
+      [
+        'unknown deployment',
+        { url: '/v1/default/software_deployments/00000000-0000-4000-8000-000000000000', headers: ADMIN },
+        404,
+        'ERR_DEPLOYMENT_NOT_FOUND',
+      ],
       ['id that is not a uuid', { url: '/v1/default/software_deployments/nope', headers: ADMIN }, 400, 'ERR_REQUEST_INVALID'],
       ['unknown project', { url: '/v1/other/software_configs', headers: ADMIN }, 404, 'ERR_PROJECT_NOT_FOUND'],
       ['no token', { url: '/v1/default/software_configs' }, 401, 'ERR_AUTH_MISSING'],
       ['bad token', { url: '/v1/default/software_configs', headers: { 'x-auth-token': 'wrong' } }, 401, 'ERR_AUTH_INVALID'],
-      ['bad agent secret', { url: '/v1/guest/metadata', headers: { authorization: `Bearer ${server.token.split(':')[0]}:wrong` } }, 401, 'ERR_AUTH_INVALID'],
+      [
+        'bad agent secret',
+        { url: '/v1/guest/metadata', headers: { authorization: `Bearer ${server.token.split(':')[0]}:wrong` } },
+        401,
+        'ERR_AUTH_INVALID',
+      ],
       ['bad wait', { url: '/v1/guest/metadata?wait=61', headers: server.auth }, 400, 'ERR_REQUEST_INVALID'],
       ['unknown route', { url: '/v2/nothing' }, 404, 'ERR_ROUTE_NOT_FOUND'],
     ];
@@ -100,7 +236,7 @@ test('bad input gets a coded 4xx and changes nothing', async () => {
   }
 });
 
-test('a server\'s credential reaches only its own metadata and deployments', async () => {
+test("a server's credential reaches only its own metadata and deployments", async () => {
   const { app, done } = await testApp();
   try {
     const a = await registerServer(app, 'a');
@@ -109,7 +245,7 @@ test('a server\'s credential reaches only its own metadata and deployments', asy
     const deploymentOfA = await createDeployment(app, configId, a.id);
     const metaB = await app.inject({ url: '/v1/guest/metadata', headers: b.auth });
     assert.equal(metaB.statusCode, 200);
-    assert.deepEqual(metaB.json().deployments, [], 'b sees none of a\'s deployments');
+    assert.deepEqual(metaB.json().deployments, [], "b sees none of a's deployments");
     const denials = [
       await app.inject({ method: 'POST', url: `/v1/guest/deployments/${deploymentOfA}/signal`, headers: b.auth, payload: {} }),
       await app.inject({ method: 'POST', url: `/v1/guest/deployments/${deploymentOfA}/heartbeat`, headers: b.auth, payload: {} }),
@@ -147,7 +283,12 @@ test('signals: outputs stored, duplicates idempotent, late signals 409, capabili
     const again = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${ok}/signal`, headers: server.auth, payload: signal });
     assert.equal(again.statusCode, 200);
     assert.equal(again.json().duplicate, true);
-    const late = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${ok}/signal`, headers: server.auth, payload: { deploy_status_code: 1 } });
+    const late = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${ok}/signal`,
+      headers: server.auth,
+      payload: { deploy_status_code: 1 },
+    });
     assert.equal(late.statusCode, 409);
     assert.equal(errorCode(late), 'ERR_DEPLOYMENT_NOT_IN_PROGRESS');
     const shown = (await app.inject({ url: `/v1/default/software_deployments/${ok}`, headers: ADMIN })).json().software_deployment;
@@ -158,10 +299,16 @@ test('signals: outputs stored, duplicates idempotent, late signals 409, capabili
 
     const failing = await createDeployment(app, configId, server.id);
     const metadata = (await app.inject({ url: '/v1/guest/metadata', headers: server.auth })).json();
-    const entry = metadata.deployments.find((d: { inputs: Array<{ name: string; value: string }> }) => d.inputs.some((i) => i.name === 'deploy_signal_id' && i.value.includes(failing)));
+    const entry = metadata.deployments.find((d: { inputs: Array<{ name: string; value: string }> }) =>
+      d.inputs.some((i) => i.name === 'deploy_signal_id' && i.value.includes(failing)),
+    );
     const signalUrl = new URL(entry.inputs.find((i: { name: string }) => i.name === 'deploy_signal_id').value);
     // heat-config-notify's CFN_SIGNAL branch POSTs to deploy_signal_id with no credential at all.
-    const viaCapability = await app.inject({ method: 'POST', url: `${signalUrl.pathname}${signalUrl.search}`, payload: { deploy_status_code: 2, deploy_stderr: 'boom' } });
+    const viaCapability = await app.inject({
+      method: 'POST',
+      url: `${signalUrl.pathname}${signalUrl.search}`,
+      payload: { deploy_status_code: 2, deploy_stderr: 'boom' },
+    });
     assert.equal(viaCapability.statusCode, 200, viaCapability.body);
     assert.equal(viaCapability.json().status, 'FAILED');
     assert.match(viaCapability.json().status_reason, /non-zero status code: 2/);
@@ -196,11 +343,18 @@ test('metadata: strong ETag, 304, HEAD, and a long-poll woken by a new deploymen
     assert.ok(elapsed < 2000, `long-poll woke after ${elapsed} ms`);
     assert.equal(woken.json().deployments.length, 1);
 
-    const quiet = await app.inject({ url: '/v1/guest/metadata?wait=1', headers: { ...server.auth, 'if-none-match': woken.headers.etag as string } });
+    const quiet = await app.inject({
+      url: '/v1/guest/metadata?wait=1',
+      headers: { ...server.auth, 'if-none-match': woken.headers.etag as string },
+    });
     assert.equal(quiet.statusCode, 304);
 
-    const timeline = (await app.inject({ url: `/v1/default/software_deployments/${deploymentId}/timeline`, headers: ADMIN })).json().timeline;
-    assert.deepEqual(timeline.map((e: { type: string }) => e.type), ['deployment.created', 'deployment.fetched']);
+    const timeline = (await app.inject({ url: `/v1/default/software_deployments/${deploymentId}/timeline`, headers: ADMIN })).json()
+      .timeline;
+    assert.deepEqual(
+      timeline.map((e: { type: string }) => e.type),
+      ['deployment.created', 'deployment.fetched'],
+    );
   } finally {
     await done();
   }
@@ -216,9 +370,17 @@ test('deadlines fail a deployment with a reason that says what happened', async 
     await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
     const heartbeating = await createDeployment(app, configId, server.id, { timeout: 1, name: 'hb' });
     await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
-    const beat = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${heartbeating}/heartbeat`, headers: server.auth, payload: { message: 'installing', progress: 40 } });
+    const beat = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${heartbeating}/heartbeat`,
+      headers: server.auth,
+      payload: { message: 'installing', progress: 40 },
+    });
     assert.equal(beat.statusCode, 200, beat.body);
-    const status = async (id: string) => (await app.inject({ url: `/v1/default/software_deployments/${id}?wait=5`, headers: ADMIN })).json().software_deployment;
+    const status = async (id: string): Promise<{ status: string; status_reason: string }> =>
+      (await app.inject({ url: `/v1/default/software_deployments/${id}?wait=5`, headers: ADMIN })).json<{
+        software_deployment: { status: string; status_reason: string };
+      }>().software_deployment;
     const a = await status(neverFetched);
     const b = await status(fetchedOnly);
     const c = await status(heartbeating);
@@ -228,10 +390,19 @@ test('deadlines fail a deployment with a reason that says what happened', async 
     assert.match(b.status_reason, /fetched the deployment at .* but never signalled/);
     assert.equal(c.status, 'FAILED');
     assert.match(c.status_reason, /stopped heartbeating/);
-    const timeline = (await app.inject({ url: `/v1/default/software_deployments/${heartbeating}/timeline`, headers: ADMIN })).json().timeline;
-    assert.deepEqual(timeline.map((e: { type: string }) => e.type), ['deployment.created', 'deployment.fetched', 'deployment.heartbeat', 'deployment.timed_out']);
+    const timeline = (await app.inject({ url: `/v1/default/software_deployments/${heartbeating}/timeline`, headers: ADMIN })).json()
+      .timeline;
+    assert.deepEqual(
+      timeline.map((e: { type: string }) => e.type),
+      ['deployment.created', 'deployment.fetched', 'deployment.heartbeat', 'deployment.timed_out'],
+    );
     assert.equal(timeline[2].message, 'Heartbeat (40%): installing');
-    const late = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${fetchedOnly}/signal`, headers: server.auth, payload: {} });
+    const late = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${fetchedOnly}/signal`,
+      headers: server.auth,
+      payload: {},
+    });
     assert.equal(late.statusCode, 409);
   } finally {
     await done();
@@ -245,9 +416,15 @@ test('events: cursor paging and types', async () => {
     const configId = await createConfig(app);
     await createDeployment(app, configId, server.id);
     const page1 = (await app.inject({ url: '/v1/default/events?limit=2', headers: ADMIN })).json();
-    assert.deepEqual(page1.events.map((e: { type: string }) => e.type), ['server.created', 'config.created']);
+    assert.deepEqual(
+      page1.events.map((e: { type: string }) => e.type),
+      ['server.created', 'config.created'],
+    );
     const page2 = (await app.inject({ url: `/v1/default/events?after=${page1.next_cursor}`, headers: ADMIN })).json();
-    assert.deepEqual(page2.events.map((e: { type: string }) => e.type), ['deployment.created']);
+    assert.deepEqual(
+      page2.events.map((e: { type: string }) => e.type),
+      ['deployment.created'],
+    );
     const bad = await app.inject({ url: '/v1/default/events?after=abc', headers: ADMIN });
     assert.equal(errorCode(bad), 'ERR_EVENT_CURSOR_INVALID');
   } finally {

@@ -77,7 +77,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'hearth-server', version: '0.1.0', description: 'Software configs, deployments, metadata and signals for VMs; Heat-compatible.' },
+      info: {
+        title: 'hearth-server',
+        version: '0.1.0',
+        description: 'Software configs, deployments, metadata and signals for VMs; Heat-compatible.',
+      },
       components: {
         securitySchemes: {
           operatorToken: { type: 'apiKey', in: 'header', name: 'X-Auth-Token' },

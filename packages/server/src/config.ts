@@ -45,7 +45,8 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
   const publicUrl = flags.publicUrl ?? env.HEARTH_PUBLIC_URL;
   if (publicUrl && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicUrl)) errors.push(`public URL ${publicUrl} is not an http(s) URL`);
   if (errors.length > 0 || typeof listen === 'string') return { errors };
-  const hostForUrl = listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const hostForUrl =
+    listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const databaseUrl = flags.databaseUrl ?? env.HEARTH_DATABASE_URL;
   return {
     errors,

@@ -25,7 +25,12 @@ export function createMetrics(gauges: Record<string, { help: string; read: () =>
   }
   return {
     registry,
-    requests: new Counter({ name: 'hearth_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'method', 'status'], registers: [registry] }),
+    requests: new Counter({
+      name: 'hearth_http_requests_total',
+      help: 'HTTP requests answered',
+      labelNames: ['route', 'method', 'status'],
+      registers: [registry],
+    }),
     requestSeconds: new Histogram({
       name: 'hearth_http_request_duration_seconds',
       help: 'Time to answer HTTP requests',
@@ -33,7 +38,17 @@ export function createMetrics(gauges: Record<string, { help: string; read: () =>
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60],
       registers: [registry],
     }),
-    signals: new Counter({ name: 'hearth_deployment_signals_total', help: 'Deployment signals by result', labelNames: ['result'], registers: [registry] }),
-    metadataReplies: new Counter({ name: 'hearth_metadata_replies_total', help: 'Guest metadata replies by status', labelNames: ['status'], registers: [registry] }),
+    signals: new Counter({
+      name: 'hearth_deployment_signals_total',
+      help: 'Deployment signals by result',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    metadataReplies: new Counter({
+      name: 'hearth_metadata_replies_total',
+      help: 'Guest metadata replies by status',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
   };
 }

@@ -8,9 +8,14 @@ import { buildApp } from './app.ts';
 export const ADMIN = { 'x-auth-token': 'admin-secret' };
 
 /** A fresh app on a fresh data dir (SQLite), closed and removed by `done`. */
-export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string; done(): Promise<void> }> {
+export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-unit-'));
-  const app = await buildApp({ dataDir, adminToken: 'admin-secret', secretKey: 'unit-test-secret-key-0123456789', publicUrl: 'http://127.0.0.1:9' });
+  const app = await buildApp({
+    dataDir,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+  });
   return {
     app,
     dataDir,
@@ -22,7 +27,10 @@ export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string
 }
 
 /** Registers a server; returns its id and the agent's auth header. */
-export async function registerServer(app: FastifyInstance, name = 'vm'): Promise<{ id: string; auth: { authorization: string }; token: string }> {
+export async function registerServer(
+  app: FastifyInstance,
+  name = 'vm',
+): Promise<{ id: string; auth: { authorization: string }; token: string }> {
   const reply = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name } });
   if (reply.statusCode !== 201) throw new Error(`register failed: ${reply.body}`);
   const body = reply.json<{ server: { id: string }; credential: { token: string } }>();
@@ -35,15 +43,31 @@ export async function createConfig(app: FastifyInstance, extra: Record<string, u
     method: 'POST',
     url: '/v1/default/software_configs',
     headers: ADMIN,
-    payload: { name: 'cfg', group: 'script', config: '#!/bin/sh\necho hi', outputs: [{ name: 'result' }, { name: 'oops', error_output: true }], ...extra },
+    payload: {
+      name: 'cfg',
+      group: 'script',
+      config: '#!/bin/sh\necho hi',
+      outputs: [{ name: 'result' }, { name: 'oops', error_output: true }],
+      ...extra,
+    },
   });
   if (reply.statusCode !== 200) throw new Error(`config failed: ${reply.body}`);
   return reply.json<{ software_config: { id: string } }>().software_config.id;
 }
 
 /** Creates a deployment; returns its id. */
-export async function createDeployment(app: FastifyInstance, configId: string, serverId: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const reply = await app.inject({ method: 'POST', url: '/v1/default/software_deployments', headers: ADMIN, payload: { config_id: configId, server_id: serverId, ...extra } });
+export async function createDeployment(
+  app: FastifyInstance,
+  configId: string,
+  serverId: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const reply = await app.inject({
+    method: 'POST',
+    url: '/v1/default/software_deployments',
+    headers: ADMIN,
+    payload: { config_id: configId, server_id: serverId, ...extra },
+  });
   if (reply.statusCode !== 200) throw new Error(`deployment failed: ${reply.body}`);
   return reply.json<{ software_deployment: { id: string } }>().software_deployment.id;
 }

@@ -73,8 +73,14 @@ export class ConfigService {
   async create(projectId: string, body: SoftwareConfigCreate): Promise<SoftwareConfig> {
     const inputs = (body.inputs ?? []).map(normalizeInput);
     const outputs = (body.outputs ?? []).map(normalizeOutput);
-    rejectDuplicates('input', inputs.map((i) => i.name));
-    rejectDuplicates('output', outputs.map((o) => o.name));
+    rejectDuplicates(
+      'input',
+      inputs.map((i) => i.name),
+    );
+    rejectDuplicates(
+      'output',
+      outputs.map((o) => o.name),
+    );
     const id = randomUUID();
     const row = await this.store.write(async ({ trx, now, event }) => {
       const values: ConfigRow = {

@@ -8,7 +8,9 @@ import { deploymentEvent } from './deployment-rows.ts';
 export function timeoutReason(row: DeploymentRow, serverLastSeen: string | null): string {
   const after = `Timed out after ${row.timeout_s} s`;
   if (!row.fetched_at) {
-    const seen = serverLastSeen ? `its agent was last seen at ${heatTime(new Date(serverLastSeen))}` : 'its agent has never called hearth-server';
+    const seen = serverLastSeen
+      ? `its agent was last seen at ${heatTime(new Date(serverLastSeen))}`
+      : 'its agent has never called hearth-server';
     return `${after}: the agent of server ${row.server_id} never fetched this deployment (${seen})`;
   }
   if (!row.last_heartbeat_at) {
@@ -63,7 +65,7 @@ export class DeadlineWatcher {
         if (this.stopped) return;
         clearTimeout(this.timer);
         const next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
-        this.timer = setTimeout(() => this.sweep(), Math.max(0, Math.min(next, this.maxSleepMs))).unref();
+        this.timer = setTimeout(() => void this.sweep(), Math.max(0, Math.min(next, this.maxSleepMs))).unref();
       })
       .catch(this.log);
   }

@@ -56,13 +56,18 @@ export class DeploymentService {
       };
       await trx.insertInto('software_deployments').values(values).execute();
       event(
-        deploymentEvent(values, 'deployment.created', `Deployment created: ${values.action} ${config.name ?? config.id} on server ${values.server_id}`, {
-          action: values.action,
-          status,
-          config_id: config.id,
-          derived_config_id: values.derived_config_id,
-          timeout,
-        }),
+        deploymentEvent(
+          values,
+          'deployment.created',
+          `Deployment created: ${values.action} ${config.name ?? config.id} on server ${values.server_id}`,
+          {
+            action: values.action,
+            status,
+            config_id: config.id,
+            derived_config_id: values.derived_config_id,
+            timeout,
+          },
+        ),
       );
       publish(topics.serverMetadata(values.server_id));
       publish(topics.deployment(id));
@@ -113,7 +118,11 @@ export class DeploymentService {
       if (body.action) next.action = body.action;
       if (body.input_values) next.input_values = JSON.stringify(body.input_values);
       if (body.timeout) next.timeout_s = body.timeout;
-      if (body.output_values) next.output_values = JSON.stringify({ ...(current.output_values ? (JSON.parse(current.output_values) as object) : {}), ...body.output_values });
+      if (body.output_values)
+        next.output_values = JSON.stringify({
+          ...(current.output_values ? (JSON.parse(current.output_values) as object) : {}),
+          ...body.output_values,
+        });
       if (newAction) {
         next.derived_config_id = randomUUID();
         next.derived_at = now;
@@ -130,14 +139,21 @@ export class DeploymentService {
         next.deadline_at = null;
       }
       await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
-      const changed = Object.keys(body).filter((k) => body[k as keyof SoftwareDeploymentUpdate] !== null && body[k as keyof SoftwareDeploymentUpdate] !== undefined);
+      const changed = Object.keys(body).filter(
+        (k) => body[k as keyof SoftwareDeploymentUpdate] !== null && body[k as keyof SoftwareDeploymentUpdate] !== undefined,
+      );
       event(
-        deploymentEvent(next, 'deployment.updated', newAction ? `New action ${next.action}: deploy data available` : `Deployment updated (${changed.join(', ') || 'nothing'})`, {
-          action: next.action,
-          status: next.status,
-          derived_config_id: next.derived_config_id,
-          changed,
-        }),
+        deploymentEvent(
+          next,
+          'deployment.updated',
+          newAction ? `New action ${next.action}: deploy data available` : `Deployment updated (${changed.join(', ') || 'nothing'})`,
+          {
+            action: next.action,
+            status: next.status,
+            derived_config_id: next.derived_config_id,
+            changed,
+          },
+        ),
       );
       if (newAction) publish(topics.serverMetadata(next.server_id));
       publish(topics.deployment(id));
@@ -172,6 +188,11 @@ export class DeploymentService {
       .orderBy('id')
       .limit(10_000)
       .execute();
-    return rows.map((r) => ({ time: heatTime(new Date(r.time)), type: r.type, message: r.message, data: JSON.parse(r.data) as Record<string, unknown> }));
+    return rows.map((r) => ({
+      time: heatTime(new Date(r.time)),
+      type: r.type,
+      message: r.message,
+      data: JSON.parse(r.data) as Record<string, unknown>,
+    }));
   }
 }

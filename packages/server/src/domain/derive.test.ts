@@ -75,7 +75,14 @@ test('NO_SIGNAL deployments carry no signal inputs; the deployment name wins ove
 });
 
 test('entries sort by name, ties by creation time', () => {
-  const make = (name: string, createdAt: string, id: string) => ({ derived: { ...deriveConfig(config, row(), null), name, id }, createdAt, id });
+  const make = (name: string, createdAt: string, id: string) => ({
+    derived: { ...deriveConfig(config, row(), null), name, id },
+    createdAt,
+    id,
+  });
   const sorted = sortDerived([make('b', '1', 'x1'), make('a', '2', 'x2'), make('a', '1', 'x3')]);
-  assert.deepEqual(sorted.map((d) => d.id), ['x3', 'x2', 'x1']);
+  assert.deepEqual(
+    sorted.map((d) => d.id),
+    ['x3', 'x2', 'x1'],
+  );
 });

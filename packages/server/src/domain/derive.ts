@@ -71,6 +71,12 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
 /** Orders a server's derived configs as Heat does: by name, ties in creation order. */
 export function sortDerived(entries: Array<{ derived: DerivedConfig; createdAt: string; id: string }>): DerivedConfig[] {
   return entries
-    .sort((a, b) => (a.derived.name < b.derived.name ? -1 : a.derived.name > b.derived.name ? 1 : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)))
+    .sort((a, b) =>
+      a.derived.name < b.derived.name
+        ? -1
+        : a.derived.name > b.derived.name
+          ? 1
+          : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
+    )
     .map((e) => e.derived);
 }

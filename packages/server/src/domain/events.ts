@@ -30,7 +30,10 @@ export async function listEvents(store: Store, projectId: string, query: EventLi
   let select = store.reader.selectFrom('events').selectAll().where('project_id', '=', projectId).where('id', '>', after);
   if (query.resource_id) select = select.where('resource_id', '=', query.resource_id);
   if (query.type) select = select.where('type', '=', query.type);
-  const rows = await select.orderBy('id').limit(query.limit ?? 100).execute();
+  const rows = await select
+    .orderBy('id')
+    .limit(query.limit ?? 100)
+    .execute();
   const events = rows.map(eventFromRow);
   return { events, next_cursor: String(events.at(-1)?.id ?? after) };
 }

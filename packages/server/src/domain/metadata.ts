@@ -53,7 +53,11 @@ export class MetadataService {
       .where('server_id', '=', serverId)
       .execute();
     const entries = await Promise.all(
-      rows.map(async (row) => ({ derived: deriveConfig(await this.configs.get(projectId, row.config_id), row, this.signalEndpoint(row)), createdAt: row.created_at, id: row.id })),
+      rows.map(async (row) => ({
+        derived: deriveConfig(await this.configs.get(projectId, row.config_id), row, this.signalEndpoint(row)),
+        createdAt: row.created_at,
+        id: row.id,
+      })),
     );
     const unfetched = rows.filter((r) => r.status === 'IN_PROGRESS' && r.fetched_at === null).map((r) => r.id);
     return { derived: sortDerived(entries), unfetched };

@@ -35,7 +35,14 @@ export class ServerService {
     const row = await this.store.write(async ({ trx, now, event }) => {
       const existing = await trx.selectFrom('servers').select('id').where('id', '=', id).executeTakeFirst();
       if (existing) throw new HearthError('ERR_SERVER_EXISTS', { id });
-      const values: ServerRow = { id, project_id: projectId, name: body.name, access_key_id: accessKeyId, created_at: now, last_seen_at: null };
+      const values: ServerRow = {
+        id,
+        project_id: projectId,
+        name: body.name,
+        access_key_id: accessKeyId,
+        created_at: now,
+        last_seen_at: null,
+      };
       await trx.insertInto('servers').values(values).execute();
       event({
         project_id: projectId,
@@ -51,7 +58,12 @@ export class ServerService {
     const secret = this.secrets.agentSecret(accessKeyId);
     return {
       server: this.toApi(row),
-      credential: { access_key_id: accessKeyId, secret_access_key: secret, token: `${accessKeyId}:${secret}`, metadata_url: this.metadataUrl },
+      credential: {
+        access_key_id: accessKeyId,
+        secret_access_key: secret,
+        token: `${accessKeyId}:${secret}`,
+        metadata_url: this.metadataUrl,
+      },
     };
   }
 

@@ -15,7 +15,7 @@ test('an empty signal completes with null deploy_* values (Heat: {} => COMPLETE)
   assert.deepEqual(outcome.outputValues, { deploy_stdout: null, deploy_stderr: null, deploy_status_code: null });
 });
 
-test('a non-zero status code fails with Heat\'s reason', () => {
+test("a non-zero status code fails with Heat's reason", () => {
   for (const code of [1, '2', 255]) {
     const outcome = signalOutcome({ deploy_status_code: code }, outputs, null);
     assert.equal(outcome.status, 'FAILED');
@@ -32,7 +32,7 @@ test('declared outputs are kept, undeclared keys dropped, previous values merged
   assert.deepEqual(outcome.outputValues, { older: 1, result: 'r1', deploy_stdout: 'out', deploy_stderr: null, deploy_status_code: null });
 });
 
-test('an error_output with a value fails; empty or null does not (Heat\'s documented meaning)', () => {
+test("an error_output with a value fails; empty or null does not (Heat's documented meaning)", () => {
   const failed = signalOutcome({ failure: 'disk full', deploy_status_code: 3 }, outputs, null);
   assert.equal(failed.status, 'FAILED');
   assert.equal(failed.reason, 'deploy_status_code : Deployment exited with non-zero status code: 3, failure : disk full');

@@ -30,7 +30,8 @@ export function signalOutcome(signal: DeploymentSignal, outputs: StoredOutput[],
     if (!Object.hasOwn(signal, output.name)) continue;
     const value = signal[output.name];
     values[output.name] = value;
-    if (output.error_output && hasValue(value)) reasons.push(`${output.name} : ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    if (output.error_output && hasValue(value))
+      reasons.push(`${output.name} : ${typeof value === 'string' ? value : JSON.stringify(value)}`);
   }
   values.deploy_stdout = signal.deploy_stdout ?? null;
   values.deploy_stderr = signal.deploy_stderr ?? null;

@@ -11,7 +11,11 @@ import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
 
 /** Throws unless the principal may signal or heartbeat this deployment. */
-export function assertMaySignal(principal: Principal, deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id'> | undefined, id: string): asserts deployment {
+export function assertMaySignal(
+  principal: Principal,
+  deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id'> | undefined,
+  id: string,
+): asserts deployment {
   if (!deployment) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
   const allowed =
     (principal.kind === 'agent' && principal.serverId === deployment.server_id && principal.projectId === deployment.project_id) ||
@@ -53,7 +57,11 @@ export class SignalService {
         throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
       }
       const config = await this.configs.get(row.project_id, row.config_id);
-      const outcome = signalOutcome(body, config.outputs, row.output_values ? (JSON.parse(row.output_values) as Record<string, unknown>) : null);
+      const outcome = signalOutcome(
+        body,
+        config.outputs,
+        row.output_values ? (JSON.parse(row.output_values) as Record<string, unknown>) : null,
+      );
       const inserted = await trx
         .insertInto('signals')
         .values({
@@ -68,20 +76,37 @@ export class SignalService {
         .onConflict((oc) => oc.columns(['deployment_id', 'idempotency_key']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-        throw new HearthError('ERR_SIGNAL_INVALID', { reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key' });
+        throw new HearthError('ERR_SIGNAL_INVALID', {
+          reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key',
+        });
       }
       await trx
         .updateTable('software_deployments')
-        .set({ status: outcome.status, status_reason: outcome.reason, output_values: JSON.stringify(outcome.outputValues), deadline_at: null, updated_at: now })
+        .set({
+          status: outcome.status,
+          status_reason: outcome.reason,
+          output_values: JSON.stringify(outcome.outputValues),
+          deadline_at: null,
+          updated_at: now,
+        })
         .where('id', '=', id)
         .execute();
       const code = body.deploy_status_code ?? null;
-      event(deploymentEvent(row, 'deployment.signalled', `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`, { deploy_status_code: code, idempotency_key: key }));
+      event(
+        deploymentEvent(
+          row,
+          'deployment.signalled',
+          `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`,
+          { deploy_status_code: code, idempotency_key: key },
+        ),
+      );
       event(
         deploymentEvent(
           row,
           outcome.status === 'COMPLETE' ? 'deployment.completed' : 'deployment.failed',
-          outcome.status === 'COMPLETE' ? `Deployment ${row.action} complete: ${outcome.reason}` : `Deployment ${row.action} failed: ${outcome.reason}`,
+          outcome.status === 'COMPLETE'
+            ? `Deployment ${row.action} complete: ${outcome.reason}`
+            : `Deployment ${row.action} failed: ${outcome.reason}`,
           { status: outcome.status },
         ),
       );
@@ -96,12 +121,18 @@ export class SignalService {
     return this.store.write(async ({ trx, now, event, publish }) => {
       const row = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       assertMaySignal(principal, row, id);
-      if (row.status !== 'IN_PROGRESS') throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
+      if (row.status !== 'IN_PROGRESS')
+        throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
       const extended = deadlineAfter(now, row.timeout_s);
       const deadline = row.deadline_at && row.deadline_at > extended ? row.deadline_at : extended;
       await trx.updateTable('software_deployments').set({ last_heartbeat_at: now, deadline_at: deadline }).where('id', '=', id).execute();
       const progress = body.progress === undefined ? '' : ` (${body.progress}%)`;
-      event(deploymentEvent(row, 'deployment.heartbeat', `Heartbeat${progress}${body.message ? `: ${body.message}` : ''}`, { ...body, deadline }));
+      event(
+        deploymentEvent(row, 'deployment.heartbeat', `Heartbeat${progress}${body.message ? `: ${body.message}` : ''}`, {
+          ...body,
+          deadline,
+        }),
+      );
       publish(topics.deployment(id));
       publish(topics.deadlines);
       return { deployment_id: id, deadline: heatTime(new Date(deadline)) };
@@ -120,7 +151,11 @@ export class SignalService {
         .execute();
       for (const row of rows) {
         await trx.updateTable('software_deployments').set({ fetched_at: now }).where('id', '=', row.id).execute();
-        event(deploymentEvent(row, 'deployment.fetched', `The agent fetched the deployment (${row.action})`, { derived_config_id: row.derived_config_id }));
+        event(
+          deploymentEvent(row, 'deployment.fetched', `The agent fetched the deployment (${row.action})`, {
+            derived_config_id: row.derived_config_id,
+          }),
+        );
         publish(topics.deployment(row.id));
       }
     });

@@ -43,11 +43,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .addColumn('options', 'text', (c) => c.notNull())
           .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
           .execute();
-        await db.schema
-          .createIndex('configs_project')
-          .on('software_configs')
-          .columns(['project_id', 'created_at', 'id'])
-          .execute();
+        await db.schema.createIndex('configs_project').on('software_configs').columns(['project_id', 'created_at', 'id']).execute();
         await db.schema
           .createTable('software_deployments')
           .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
@@ -70,17 +66,9 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
           .addColumn('updated_at', 'varchar(32)')
           .execute();
-        await db.schema
-          .createIndex('deployments_server')
-          .on('software_deployments')
-          .columns(['project_id', 'server_id'])
-          .execute();
+        await db.schema.createIndex('deployments_server').on('software_deployments').columns(['project_id', 'server_id']).execute();
         await db.schema.createIndex('deployments_config').on('software_deployments').column('config_id').execute();
-        await db.schema
-          .createIndex('deployments_deadline')
-          .on('software_deployments')
-          .columns(['status', 'deadline_at'])
-          .execute();
+        await db.schema.createIndex('deployments_deadline').on('software_deployments').columns(['status', 'deadline_at']).execute();
         await db.schema
           .createTable('signals')
           .addColumn('id', serialKey(dialect))

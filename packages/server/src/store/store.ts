@@ -55,7 +55,7 @@ export function openStore(options: StoreOptions): Store {
         provider: { getMigrations: () => Promise.resolve(migrations('sqlite')) },
       });
       const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(String(error));
+      if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async ping() {

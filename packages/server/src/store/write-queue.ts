@@ -9,9 +9,9 @@ export interface WriteContext {
   /** The batch's timestamp (ISO, ms): every row written in one batch carries the same time. */
   now: string;
   /** Feed topics to publish once the transaction has committed. */
-  publish(topic: string): void;
+  publish: (topic: string) => void;
   /** An event row to insert in the same transaction. */
-  event(event: Omit<NewEvent, 'time'>): void;
+  event: (event: Omit<NewEvent, 'time'>) => void;
 }
 
 /**
@@ -59,7 +59,7 @@ export class WriteQueue {
   /** Queues a unit; resolves with its result once its transaction has committed. */
   run<T>(unit: WriteUnit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ unit, resolve: (value) => resolve(value as T), reject });
       this.schedule();
     });
   }

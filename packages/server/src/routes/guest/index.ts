@@ -15,12 +15,18 @@ const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String
 /** The agent's own server, or ERR_AUTH_FORBIDDEN for any other principal. */
 async function agentOnly(services: Services, request: FastifyRequest): Promise<Extract<Principal, { kind: 'agent' }>> {
   const principal = await services.auth.principal(request);
-  if (principal.kind !== 'agent') throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: 'the guest API takes a server\'s agent credential, not the operator token' });
+  if (principal.kind !== 'agent')
+    throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "the guest API takes a server's agent credential, not the operator token" });
   return principal;
 }
 
 /** The signal URL's capability token, else the agent credential of the deployment's server. */
-async function signalPrincipal(services: Services, request: FastifyRequest, deploymentId: string, token: string | undefined): Promise<Principal> {
+async function signalPrincipal(
+  services: Services,
+  request: FastifyRequest,
+  deploymentId: string,
+  token: string | undefined,
+): Promise<Principal> {
   return services.auth.capability(deploymentId, token) ?? (await agentOnly(services, request));
 }
 
@@ -37,7 +43,13 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     let snapshot = await services.metadata.snapshot(agent.projectId, agent.serverId);
     const wait = request.query.wait ?? 0;
     if (ifNoneMatch === snapshot.etag && wait > 0) {
-      snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, ifNoneMatch, wait * 1000, abortOnClose(request, reply));
+      snapshot = await services.metadata.waitForNew(
+        agent.projectId,
+        agent.serverId,
+        ifNoneMatch,
+        wait * 1000,
+        abortOnClose(request, reply),
+      );
     }
     void reply.header('etag', snapshot.etag).header('last-modified', snapshot.lastModified).header('cache-control', 'no-cache');
     if (ifNoneMatch === snapshot.etag) {
@@ -55,7 +67,10 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   app.post(
     '/deployments/:id/signal',
-    { bodyLimit: BODY_LIMITS.signal, schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal } },
+    {
+      bodyLimit: BODY_LIMITS.signal,
+      schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal },
+    },
     async (request) => {
       const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
       try {

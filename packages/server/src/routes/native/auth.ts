@@ -13,8 +13,10 @@ export function installOperatorAuth(app: FastifyInstance, services: Services): v
     const projectId = (request.params as { project_id: string }).project_id;
     if (principal.kind === 'agent') {
       const agentAllowed = (request.routeOptions.config as { agentAllowed?: boolean } | undefined)?.agentAllowed === true;
-      if (!agentAllowed) throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: 'an agent credential reaches only its own server\'s metadata and signals' });
-      if (principal.projectId !== projectId) throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: 'the credential belongs to another project' });
+      if (!agentAllowed)
+        throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "an agent credential reaches only its own server's metadata and signals" });
+      if (principal.projectId !== projectId)
+        throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: 'the credential belongs to another project' });
     }
     await services.projects.assertExists(projectId);
   });

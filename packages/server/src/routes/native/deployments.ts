@@ -13,9 +13,13 @@ const WaitQuery = Type.Object({ wait: Type.Optional(Type.Integer({ minimum: 0, m
 /** /v1/{project}/software_deployments with Heat's shapes, plus metadata, wait and timeline. */
 export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['software_deployments'];
-  app.post('/software_deployments', { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: Params, body: SoftwareDeploymentCreate } }, async (request) => ({
-    software_deployment: await services.deployments.create(request.params.project_id, request.body),
-  }));
+  app.post(
+    '/software_deployments',
+    { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: Params, body: SoftwareDeploymentCreate } },
+    async (request) => ({
+      software_deployment: await services.deployments.create(request.params.project_id, request.body),
+    }),
+  );
   app.get('/software_deployments', { schema: { tags, params: Params, querystring: DeploymentListQuery } }, async (request) => ({
     software_deployments: await services.deployments.list(request.params.project_id, request.query.server_id, request.query.limit),
   }));
@@ -33,11 +37,17 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   );
   app.get('/software_deployments/:id', { schema: { tags, params: ItemParams, querystring: WaitQuery } }, async (request, reply) => {
     const abort = abortOnClose(request, reply);
-    return { software_deployment: await services.deployments.get(request.params.project_id, request.params.id, request.query.wait ?? 0, abort) };
+    return {
+      software_deployment: await services.deployments.get(request.params.project_id, request.params.id, request.query.wait ?? 0, abort),
+    };
   });
-  app.put('/software_deployments/:id', { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: ItemParams, body: SoftwareDeploymentUpdate } }, async (request) => ({
-    software_deployment: await services.deployments.update(request.params.project_id, request.params.id, request.body),
-  }));
+  app.put(
+    '/software_deployments/:id',
+    { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: ItemParams, body: SoftwareDeploymentUpdate } },
+    async (request) => ({
+      software_deployment: await services.deployments.update(request.params.project_id, request.params.id, request.body),
+    }),
+  );
   app.delete('/software_deployments/:id', { schema: { tags, params: ItemParams } }, async (request, reply) => {
     await services.deployments.delete(request.params.project_id, request.params.id);
     return reply.code(204).send();

@@ -24,7 +24,12 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     let cursor = String(parseCursor(request.query.after ?? request.headers['last-event-id']?.toString()));
     const abort = abortOnClose(request, reply);
     reply.hijack();
-    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     reply.raw.write(': hearth events\n\n');
     while (!abort.aborted) {
       const page = await listEvents(services.store, projectId, { after: cursor, limit: 500, resource_id: request.query.resource_id });

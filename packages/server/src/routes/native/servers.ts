@@ -9,10 +9,14 @@ const ItemParams = Type.Object({ project_id: ProjectId, id: ServerId });
 
 /** /v1/{project}/servers: register, list, show and delete the VMs. */
 export const serverRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  app.post('/servers', { bodyLimit: BODY_LIMITS.small, schema: { tags: ['servers'], params: Params, body: ServerCreate } }, async (request, reply) => {
-    const created = await services.servers.create(request.params.project_id, request.body);
-    return reply.code(201).send(created);
-  });
+  app.post(
+    '/servers',
+    { bodyLimit: BODY_LIMITS.small, schema: { tags: ['servers'], params: Params, body: ServerCreate } },
+    async (request, reply) => {
+      const created = await services.servers.create(request.params.project_id, request.body);
+      return reply.code(201).send(created);
+    },
+  );
   app.get('/servers', { schema: { tags: ['servers'], params: Params } }, async (request) => ({
     servers: await services.servers.list(request.params.project_id),
   }));
