@@ -40,7 +40,7 @@ export class Authenticator {
     const identity = await this.servers.authenticate(token.accessKeyId, token.secret, secretsEqual);
     if (!identity) throw new HearthError('ERR_AUTH_INVALID');
     this.servers.touch(identity.serverId);
-    return { kind: 'agent', ...identity };
+    return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
   }
 
   /** A capability for one deployment's signal URL (`?token=`), or null when none was given. */

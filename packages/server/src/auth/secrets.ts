@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Secrets derived from the master key: nothing secret is stored in clear. The same derived
@@ -37,9 +37,9 @@ export function newRandomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Compares two secrets in constant time (lengths may differ). */
+/** Compares two secrets in constant time for equal lengths (a length mismatch fails at once). */
 export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -10,6 +10,8 @@ export interface AgentIdentity {
   serverId: string;
   projectId: string;
   accessKeyId: string;
+  /** The derived secret, kept to verify later calls cheaply. */
+  secret: string;
 }
 
 /** Servers (VMs), their agent credentials and when each was last seen. */
@@ -107,21 +109,24 @@ export class ServerService {
     this.byAccessKey.delete(accessKeyId);
   }
 
-  /** Resolves `<access key id>:<secret>` to an identity, or null when it is not valid. */
+  /**
+   * Resolves `<access key id>:<secret>` to an identity, or null when it is not valid. The derived
+   * secret is cached with the identity, so a known agent costs one constant-time compare.
+   */
   async authenticate(accessKeyId: string, secret: string, compare: (a: string, b: string) => boolean): Promise<AgentIdentity | null> {
-    if (!compare(secret, this.secrets.agentSecret(accessKeyId))) return null;
     let identity = this.byAccessKey.get(accessKeyId);
-    if (!identity) {
-      const row = await this.store.reader
-        .selectFrom('servers')
-        .select(['id', 'project_id'])
-        .where('access_key_id', '=', accessKeyId)
-        .executeTakeFirst();
-      if (!row) return null;
-      identity = { serverId: row.id, projectId: row.project_id, accessKeyId };
-      if (this.byAccessKey.size > 100_000) this.byAccessKey.clear();
-      this.byAccessKey.set(accessKeyId, identity);
-    }
+    if (identity) return compare(secret, identity.secret) ? identity : null;
+    const expected = this.secrets.agentSecret(accessKeyId);
+    if (!compare(secret, expected)) return null;
+    const row = await this.store.reader
+      .selectFrom('servers')
+      .select(['id', 'project_id'])
+      .where('access_key_id', '=', accessKeyId)
+      .executeTakeFirst();
+    if (!row) return null;
+    identity = { serverId: row.id, projectId: row.project_id, accessKeyId, secret: expected };
+    if (this.byAccessKey.size > 100_000) this.byAccessKey.clear();
+    this.byAccessKey.set(accessKeyId, identity);
     return identity;
   }
 
