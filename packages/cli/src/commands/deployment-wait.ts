@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import { EXIT, ExitError } from '../errors.ts';
+import { parseSeconds } from '../flag-values.ts';
+import { formatFields } from '../output.ts';
+import { ProgressLine } from '../progress-line.ts';
+import { openSession, type CliDeps } from '../session.ts';
+import { waitForDeployment, type WaitResult } from '../wait-loop.ts';
+
+/** Default of `deployment wait --timeout`, in seconds. */
+export const DEFAULT_WAIT_TIMEOUT = 3600;
+
+/** The progress text: `deployment 1234abcd: IN_PROGRESS, 12 s elapsed`. */
+export function progressText(id: string, status: string, elapsedMs: number): string {
+  return `deployment ${id.slice(0, 8)}: ${status}, ${Math.floor(elapsedMs / 1000)} s elapsed`;
+}
+
+/** The ExitError a finished wait ends with, or undefined for COMPLETE. */
+export function waitExitError(id: string, result: WaitResult, timeoutSeconds: number): ExitError | undefined {
+  if (result.outcome === 'COMPLETE') return undefined;
+  if (result.outcome === 'TIMEOUT') {
+    return new ExitError(EXIT.TIMEOUT, `deployment ${id} is still ${result.deployment.status} after ${timeoutSeconds} s (--timeout)`, {
+      hint: `wait longer with --timeout, or see what happened with \`hearth deployment timeline ${id}\``,
+    });
+  }
+  const reason = result.deployment.status_reason ?? 'no reason given';
+  return new ExitError(EXIT.FAILED, `deployment ${id} ${result.deployment.status}: ${reason}`, {
+    hint: `see \`hearth deployment output ${id} deploy_stderr\` and \`hearth deployment timeline ${id}\``,
+  });
+}
+
+/** Registers `hearth deployment wait ID [--timeout S]`. */
+export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps): void {
+  deployment
+    .command('wait')
+    .description('wait until a deployment is COMPLETE (exit 0) or FAILED (exit 1); exit 2 after --timeout')
+    .argument('<id>', 'deployment id')
+    .option('--timeout <seconds>', `give up after this many seconds (default ${DEFAULT_WAIT_TIMEOUT})`)
+    .action(async (id: string, flags: { timeout?: string }, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      const timeoutSeconds = flags.timeout === undefined ? DEFAULT_WAIT_TIMEOUT : parseSeconds(flags.timeout, '--timeout');
+      const client = session.client();
+      const { io } = session;
+      const started = io.now();
+      const progress = new ProgressLine(io.stderr);
+      let status = 'fetching';
+      const show = (): void => {
+        const now = io.now();
+        progress.update(progressText(id, status, now - started), status, now);
+      };
+      const ticker = setInterval(show, 1000);
+      let result: WaitResult;
+      try {
+        result = await waitForDeployment(id, timeoutSeconds, {
+          client,
+          now: io.now,
+          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+          onUpdate: (d) => {
+            status = d.status;
+            if (d.status === 'IN_PROGRESS') show();
+          },
+        });
+      } catch (error) {
+        progress.close();
+        throw error;
+      } finally {
+        clearInterval(ticker);
+      }
+      const { deployment: final } = result;
+      progress.finish(`deployment ${id.slice(0, 8)}: ${final.status} after ${Math.floor(result.elapsedMs / 1000)} s`);
+      session.out.result({ software_deployment: final }, () =>
+        formatFields([
+          ['id', final.id],
+          ['status', final.status],
+          ['status_reason', final.status_reason],
+        ]),
+      );
+      const exit = waitExitError(id, result, timeoutSeconds);
+      if (exit !== undefined) throw exit;
+    });
+}

@@ -1,0 +1,161 @@
+import type { SoftwareDeployment, SoftwareDeploymentCreate, TimelineEntry } from '@hearth/protocol';
+import type { Command } from 'commander';
+import { usageError } from '../errors.ts';
+import { collect, parseChoice, parseKeyValues, parseSeconds } from '../flag-values.ts';
+import { formatFields, formatTable } from '../output.ts';
+import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
+import { openSession, type CliDeps } from '../session.ts';
+import { registerDeploymentOutputCommand } from './deployment-output.ts';
+import { registerDeploymentWaitCommand } from './deployment-wait.ts';
+
+/** The `key: value` lines of a deployment. */
+export function deploymentFields(d: SoftwareDeployment): Array<[string, unknown]> {
+  return [
+    ['id', d.id],
+    ['name', d.name],
+    ['config_id', d.config_id],
+    ['server_id', d.server_id],
+    ['action', d.action],
+    ['status', d.status],
+    ['status_reason', d.status_reason],
+    ['signal_transport', d.signal_transport],
+    ['timeout', d.timeout],
+    ['deadline', d.deadline],
+    ['creation_time', d.creation_time],
+    ['updated_time', d.updated_time],
+    ['fetched_time', d.fetched_time],
+    ['last_heartbeat_time', d.last_heartbeat_time],
+    ['input_values', d.input_values],
+    ['output_values', d.output_values],
+  ];
+}
+
+/** The flags of `deployment create`. */
+interface CreateFlags {
+  config: string;
+  server: string;
+  input?: string[];
+  action?: string;
+  timeout?: string;
+  name?: string;
+  signal: boolean;
+}
+
+/** Turns `deployment create` flags into the POST /software_deployments body. */
+export function buildDeploymentCreate(flags: CreateFlags): SoftwareDeploymentCreate {
+  const body: SoftwareDeploymentCreate = { config_id: flags.config, server_id: flags.server };
+  if (flags.input !== undefined) body.input_values = parseKeyValues(flags.input, '--input');
+  if (flags.action !== undefined) body.action = parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
+  if (flags.timeout !== undefined) body.timeout = parseSeconds(flags.timeout, '--timeout');
+  if (flags.name !== undefined) body.name = flags.name;
+  if (!flags.signal) body.signal_transport = 'NO_SIGNAL';
+  return body;
+}
+
+/** Registers `hearth deployment ...`. */
+export function registerDeploymentCommands(program: Command, deps: CliDeps): void {
+  const deployment = program.command('deployment').description('deploy configs to servers and follow them');
+  const show = (d: SoftwareDeployment): string => formatFields(deploymentFields(d));
+
+  deployment
+    .command('create')
+    .description('deploy a config to a server')
+    .requiredOption('--config <id>', 'software config id')
+    .requiredOption('--server <id>', 'server id')
+    .option('--input <key=value>', 'input value; KEY:=JSON for a JSON value (repeatable)', collect)
+    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')} (default CREATE)`)
+    .option('--timeout <seconds>', 'seconds the agent has to signal before the deployment fails (default 3600)')
+    .option('--name <name>', 'deployment name')
+    .option('--no-signal', 'do not wait for a signal: the deployment is COMPLETE at once')
+    .action(async (flags: CreateFlags, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      const created = await session.client().createDeployment(buildDeploymentCreate(flags));
+      session.out.result({ software_deployment: created }, () => show(created));
+    });
+
+  deployment
+    .command('list')
+    .description('list deployments')
+    .option('--server <id>', 'only deployments to this server')
+    .action(async (flags: { server?: string }, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      const deployments = await session.client().listDeployments({ serverId: flags.server });
+      session.out.result({ software_deployments: deployments }, () =>
+        formatTable<SoftwareDeployment>(
+          [
+            { header: 'id', value: (d) => d.id },
+            { header: 'name', value: (d) => d.name },
+            { header: 'server', value: (d) => d.server_id },
+            { header: 'action', value: (d) => d.action },
+            { header: 'status', value: (d) => d.status },
+            { header: 'updated', value: (d) => d.updated_time ?? d.creation_time },
+          ],
+          deployments,
+        ),
+      );
+    });
+
+  deployment
+    .command('show')
+    .description('show one deployment')
+    .argument('<id>', 'deployment id')
+    .action(async (id: string, _flags: unknown, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      const found = await session.client().getDeployment(id);
+      session.out.result({ software_deployment: found }, () => show(found));
+    });
+
+  deployment
+    .command('update')
+    .description('start a new action on a deployment, or change its inputs (merged over the current ones)')
+    .argument('<id>', 'deployment id')
+    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')}`)
+    .option('--input <key=value>', 'input value to set; KEY:=JSON for a JSON value (repeatable)', collect)
+    .action(async (id: string, flags: { action?: string; input?: string[] }, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      if (flags.action === undefined && flags.input === undefined) {
+        throw usageError('nothing to update: give --action and/or --input');
+      }
+      const action = flags.action === undefined ? undefined : parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
+      const inputs = flags.input === undefined ? undefined : parseKeyValues(flags.input, '--input');
+      const client = session.client();
+      const current = inputs === undefined ? undefined : await client.getDeployment(id);
+      const updated = await client.updateDeployment(id, {
+        ...(action === undefined ? {} : { action }),
+        ...(inputs === undefined ? {} : { input_values: { ...current?.input_values, ...inputs } }),
+      });
+      session.out.result({ software_deployment: updated }, () => show(updated));
+    });
+
+  deployment
+    .command('delete')
+    .description('delete a deployment')
+    .argument('<id>', 'deployment id')
+    .action(async (id: string, _flags: unknown, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      await session.client().deleteDeployment(id);
+      session.out.result({ deleted: true, id }, () => `deleted deployment ${id}\n`);
+    });
+
+  registerDeploymentOutputCommand(deployment, deps);
+  registerDeploymentWaitCommand(deployment, deps);
+
+  deployment
+    .command('timeline')
+    .description('show what happened to a deployment, oldest first')
+    .argument('<id>', 'deployment id')
+    .action(async (id: string, _flags: unknown, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      const timeline = await session.client().getTimeline(id);
+      session.out.result({ timeline }, () =>
+        formatTable<TimelineEntry>(
+          [
+            { header: 'time', value: (e) => e.time },
+            { header: 'type', value: (e) => e.type },
+            { header: 'message', value: (e) => e.message },
+          ],
+          timeline,
+        ),
+      );
+    });
+}

@@ -1,0 +1,77 @@
+import type { Event } from '@hearth/protocol';
+import type { Command } from 'commander';
+import { parseLimit } from '../flag-values.ts';
+import { formatTable } from '../output.ts';
+import { openSession, type CliDeps, type Session } from '../session.ts';
+
+/** The flags of `hearth events`. */
+interface EventsFlags {
+  follow?: boolean;
+  after?: string;
+  resource?: string;
+  type?: string;
+  limit?: string;
+}
+
+/** Columns of the events table. */
+const EVENT_COLUMNS = [
+  { header: 'id', value: (e: Event) => e.id },
+  { header: 'time', value: (e: Event) => e.time },
+  { header: 'type', value: (e: Event) => e.type },
+  { header: 'resource', value: (e: Event) => e.resource_id },
+  { header: 'message', value: (e: Event) => e.message },
+];
+
+/** One followed event as a line: NDJSON with --json, else the table's columns two spaces apart. */
+export function eventLine(event: Event, json: boolean): string {
+  if (json) return `${JSON.stringify(event)}\n`;
+  return `${[event.id, event.time, event.type, event.resource_id, event.message.replace(/\s+/g, ' ')].join('  ')}\n`;
+}
+
+/** True when an event passes the --resource and --type filters. */
+export function eventMatches(event: Event, flags: Pick<EventsFlags, 'resource' | 'type'>): boolean {
+  return (flags.resource === undefined || event.resource_id === flags.resource) && (flags.type === undefined || event.type === flags.type);
+}
+
+/** Streams events until interrupted (Ctrl-C), reconnecting after a dropped connection. */
+async function follow(session: Session, flags: EventsFlags): Promise<void> {
+  const stream = session.client().streamEvents({
+    after: flags.after,
+    resourceId: flags.resource,
+    onReconnect: ({ after, error }) => {
+      const why = error instanceof Error ? error.message : 'the server closed the stream';
+      session.out.note(`hearth: event stream interrupted (${why}); reconnecting after event ${after ?? '(start)'}`);
+    },
+  });
+  for await (const event of stream) {
+    if (eventMatches(event, flags)) session.io.stdout.write(eventLine(event, session.out.json));
+  }
+}
+
+/** Registers `hearth events`. */
+export function registerEventsCommand(program: Command, deps: CliDeps): void {
+  program
+    .command('events')
+    .description("list the project's events, oldest first; --follow streams new ones")
+    .option(
+      '--follow',
+      'stream events until Ctrl-C: the log from the start (or after --after), then new ones as they happen; one per line, NDJSON with --json',
+    )
+    .option('--after <cursor>', 'only events after this cursor (an event id, or the next_cursor of a page)')
+    .option('--resource <id>', 'only events of this server, config or deployment')
+    .option('--type <type>', 'only events of this type, e.g. deployment.completed')
+    .option('--limit <n>', 'at most this many events (default 100; not with --follow)')
+    .action(async (flags: EventsFlags, cmd: Command) => {
+      const session = openSession(cmd, deps);
+      if (flags.follow === true) {
+        await follow(session, flags);
+        return;
+      }
+      const limit = flags.limit === undefined ? undefined : parseLimit(flags.limit, '--limit');
+      const page = await session.client().listEvents({ after: flags.after, resource_id: flags.resource, type: flags.type, limit });
+      session.out.result(page, () => formatTable(EVENT_COLUMNS, page.events));
+      if (!session.out.json && page.events.length > 0 && page.events.length === (limit ?? 100)) {
+        session.out.note(`hearth: more events may follow: hearth events --after ${page.next_cursor}`);
+      }
+    });
+}

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HearthApiError, HearthConnectionError } from '@hearth/client';
+import { CommanderError } from 'commander';
+import { describeError, hintFor } from './error-report.ts';
+import { ExitError } from './errors.ts';
+
+const context = { url: 'http://127.0.0.1:8000' };
+const target = { method: 'GET', url: 'http://127.0.0.1:8000/v1/default/x' };
+
+test('an API error exits 1 with the server message, status, ERR_ code and a hint', () => {
+  const error = new HearthApiError({
+    ...target,
+    status: 404,
+    code: 'ERR_DEPLOYMENT_NOT_FOUND',
+    message: 'Software deployment x does not exist.',
+  });
+  assert.deepEqual(describeError(error, context), {
+    exitCode: 1,
+    lines: [
+      'hearth: Software deployment x does not exist. (HTTP 404, ERR_DEPLOYMENT_NOT_FOUND)',
+      'hearth: hint: see the deployments with `hearth deployment list`',
+    ],
+  });
+});
+
+test('a rejected token exits 1 and points at HEARTH_TOKEN', () => {
+  const error = new HearthApiError({ ...target, status: 401, code: 'ERR_AUTH_INVALID', message: 'The credential is not valid.' });
+  const report = describeError(error, context);
+  assert.equal(report.exitCode, 1);
+  assert.match(report.lines[1] ?? '', /HEARTH_TOKEN.*admin-token/);
+});
+
+test('an unreachable server exits 69 and points at HEARTH_URL', () => {
+  const error = new HearthConnectionError({
+    ...target,
+    code: 'ERR_CONNECTION',
+    causeCode: 'ECONNREFUSED',
+    message: 'Cannot reach hearth-server.',
+  });
+  const report = describeError(error, context);
+  assert.equal(report.exitCode, 69);
+  assert.equal(report.lines[0], 'hearth: Cannot reach hearth-server. (ERR_CONNECTION)');
+  assert.match(report.lines[1] ?? '', /HEARTH_URL.*http:\/\/127\.0\.0\.1:8000/);
+});
+
+test('an ExitError keeps its code; an empty message prints nothing', () => {
+  assert.deepEqual(describeError(new ExitError(2, 'still IN_PROGRESS', { hint: 'wait longer' }), context), {
+    exitCode: 2,
+    lines: ['hearth: still IN_PROGRESS', 'hearth: hint: wait longer'],
+  });
+  assert.deepEqual(describeError(new ExitError(1), context), { exitCode: 1, lines: [] });
+});
+
+test('commander errors exit 64, help and version 0, silently (commander printed them)', () => {
+  assert.deepEqual(describeError(new CommanderError(1, 'commander.unknownOption', 'x'), context), { exitCode: 64, lines: [] });
+  assert.deepEqual(describeError(new CommanderError(0, 'commander.helpDisplayed', '(outputHelp)'), context), { exitCode: 0, lines: [] });
+});
+
+test('anything else exits 1 as an unexpected error', () => {
+  const report = describeError(new TypeError('boom'), context);
+  assert.equal(report.exitCode, 1);
+  assert.equal(report.lines[0], 'hearth: unexpected error: boom');
+});
+
+test('codes without a hint get none', () => {
+  assert.equal(hintFor('ERR_SIGNAL_INVALID', context), undefined);
+});

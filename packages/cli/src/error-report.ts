@@ -1,0 +1,75 @@
+import { HearthApiError, HearthConnectionError } from '@hearth/client';
+import { CommanderError } from 'commander';
+import { EXIT, ExitError, type ExitCode } from './errors.ts';
+
+/** What `hearth` says about a failure and how it exits. */
+export interface ErrorReport {
+  exitCode: ExitCode;
+  /** Lines for stderr, each already prefixed with `hearth: `. */
+  lines: string[];
+}
+
+/** Facts the hints need: the URL in use. */
+export interface ReportContext {
+  url: string;
+}
+
+/** What to try for a catalogue code, if `hearth` knows something more useful than the server's message. */
+export function hintFor(code: string, context: ReportContext): string | undefined {
+  switch (code) {
+    case 'ERR_AUTH_MISSING':
+    case 'ERR_AUTH_INVALID':
+      return 'set HEARTH_TOKEN to the admin token (see <data-dir>/admin-token on the hearth-server host), or pass --token';
+    case 'ERR_AUTH_FORBIDDEN':
+      return 'use the admin token (HEARTH_TOKEN), not an agent credential';
+    case 'ERR_CONNECTION':
+    case 'ERR_TIMEOUT':
+      return `start hearth-server, or set HEARTH_URL (or --url; now ${context.url}) to the address it listens on`;
+    case 'ERR_PROJECT_NOT_FOUND':
+      return 'check HEARTH_PROJECT (or --project)';
+    case 'ERR_SERVER_NOT_FOUND':
+      return 'see the registered servers with `hearth server list`';
+    case 'ERR_CONFIG_NOT_FOUND':
+      return 'see the configs with `hearth config list`';
+    case 'ERR_DEPLOYMENT_NOT_FOUND':
+      return 'see the deployments with `hearth deployment list`';
+    case 'ERR_CONFIG_IN_USE':
+      return 'delete its deployments first (`hearth deployment list`, `hearth deployment delete ID`)';
+    case 'ERR_RESPONSE_INVALID':
+      return `hearth is using ${context.url}: is that hearth-server?`;
+    default:
+      return undefined;
+  }
+}
+
+/** Formats a message, its code and its hint as stderr lines. */
+function lines(message: string, code: string | undefined, hint: string | undefined): string[] {
+  const out: string[] = [];
+  if (message !== '') out.push(`hearth: ${message}${code === undefined ? '' : ` (${code})`}`);
+  if (hint !== undefined) out.push(`hearth: hint: ${hint}`);
+  return out;
+}
+
+/** Maps any error a command can throw to its exit code and stderr lines. */
+export function describeError(error: unknown, context: ReportContext): ErrorReport {
+  if (error instanceof ExitError) {
+    return { exitCode: error.exitCode, lines: lines(error.message, error.code, error.hint) };
+  }
+  if (error instanceof HearthConnectionError) {
+    return { exitCode: EXIT.UNAVAILABLE, lines: lines(error.message, error.code, hintFor(error.code, context)) };
+  }
+  if (error instanceof HearthApiError) {
+    const status = error.status > 0 ? `HTTP ${error.status}, ` : '';
+    return { exitCode: EXIT.FAILED, lines: lines(error.message, `${status}${error.code}`, hintFor(error.code, context)) };
+  }
+  if (error instanceof CommanderError) {
+    // commander has printed its own message through the output configured in program.ts.
+    const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0;
+    return { exitCode: ok ? EXIT.OK : EXIT.USAGE, lines: [] };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    exitCode: EXIT.FAILED,
+    lines: lines(`unexpected error: ${message}`, undefined, 'this is a bug in hearth; please report it with the command you ran'),
+  };
+}

@@ -1,0 +1,117 @@
+import type { ParameterType } from '@hearth/protocol';
+import { usageError } from './errors.ts';
+import { MAX_DEPLOYMENT_TIMEOUT, PARAMETER_TYPES } from './protocol-values.ts';
+
+/** Commander argument collector for repeatable flags: appends each value. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/**
+ * Parses `--input K=V` values into an object. `K=V` gives the string V; `K:=JSON` gives a parsed
+ * JSON value (`port:=8080`, `tags:=["a","b"]`). A later key wins. `flag` names the flag in errors.
+ */
+export function parseKeyValues(pairs: readonly string[], flag: string): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || (eq === 1 && pair.startsWith(':'))) {
+      throw usageError(
+        `${flag} ${JSON.stringify(pair)} is not KEY=VALUE`,
+        `write e.g. ${flag} port=8080 (or ${flag} port:=8080 for a JSON value)`,
+      );
+    }
+    if (pair[eq - 1] === ':') {
+      const key = pair.slice(0, eq - 1);
+      const text = pair.slice(eq + 1);
+      try {
+        values[key] = JSON.parse(text);
+      } catch {
+        throw usageError(
+          `${flag} ${JSON.stringify(pair)}: ${JSON.stringify(text)} is not JSON`,
+          `quote strings: ${flag} ${key}:='"text"', or use ${key}=text`,
+        );
+      }
+    } else {
+      values[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+  }
+  return values;
+}
+
+/** A config input declared on the command line: `NAME` or `NAME=DEFAULT`. */
+export interface InputDeclaration {
+  name: string;
+  default?: string;
+}
+
+/** Parses `--input NAME[=DEFAULT]` of `config create`. */
+export function parseInputDeclaration(text: string): InputDeclaration {
+  const eq = text.indexOf('=');
+  const name = eq === -1 ? text : text.slice(0, eq);
+  if (name === '') throw usageError(`--input ${JSON.stringify(text)} has no name`, 'write --input NAME or --input NAME=DEFAULT');
+  return eq === -1 ? { name } : { name, default: text.slice(eq + 1) };
+}
+
+/** Parses `--input-type NAME=TYPE`; TYPE is one of Heat's parameter types, in any case. */
+export function parseInputType(text: string): { name: string; type: ParameterType } {
+  const eq = text.indexOf('=');
+  const typeText = text.slice(eq + 1);
+  const type = PARAMETER_TYPES.find((t) => t.toLowerCase() === typeText.toLowerCase());
+  if (eq <= 0 || type === undefined) {
+    throw usageError(`--input-type ${JSON.stringify(text)} is not NAME=TYPE`, `TYPE is one of ${PARAMETER_TYPES.join(', ')}`);
+  }
+  return { name: text.slice(0, eq), type };
+}
+
+/** Turns a default given as text into a value of the input's type (Number, Boolean and Json are parsed). */
+export function coerceDefault(name: string, text: string, type: ParameterType): unknown {
+  const bad = (what: string): never => {
+    throw usageError(`--input ${name}=${text}: ${JSON.stringify(text)} is not ${what}, as --input-type ${name}=${type} requires`);
+  };
+  switch (type) {
+    case 'Number': {
+      const value = Number(text);
+      return text.trim() === '' || !Number.isFinite(value) ? bad('a number') : value;
+    }
+    case 'Boolean': {
+      const lower = text.toLowerCase();
+      if (['true', 'yes', 'on', '1', 't', 'y'].includes(lower)) return true;
+      if (['false', 'no', 'off', '0', 'f', 'n'].includes(lower)) return false;
+      return bad('a boolean');
+    }
+    case 'Json':
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return bad('JSON');
+      }
+    default:
+      return text;
+  }
+}
+
+/** Parses a whole number of seconds in 1..max for `flag`. Default max: the deployment maximum (7 days). */
+export function parseSeconds(text: string, flag: string, max: number = MAX_DEPLOYMENT_TIMEOUT): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw usageError(`${flag} ${JSON.stringify(text)} is not a whole number of seconds from 1 to ${max}`);
+  }
+  return value;
+}
+
+/** Parses a deployment action, case-insensitively, into its upper-case form. */
+export function parseChoice<T extends string>(text: string, flag: string, choices: readonly T[]): T {
+  const choice = choices.find((c) => c.toLowerCase() === text.toLowerCase());
+  if (choice === undefined) throw usageError(`${flag} ${JSON.stringify(text)} is not one of ${choices.join(', ')}`);
+  return choice;
+}
+
+/** Parses a page size for `flag`: a whole number from 1 to 1000. */
+export function parseLimit(text: string, flag: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > 1000) {
+    throw usageError(`${flag} ${JSON.stringify(text)} is not a whole number from 1 to 1000`);
+  }
+  return value;
+}

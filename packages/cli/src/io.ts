@@ -1,0 +1,31 @@
+import { readFile } from 'node:fs/promises';
+
+/** A place `hearth` writes text to. */
+export interface TextSink {
+  write(text: string): void;
+  /** True when it is a terminal (progress lines are then rewritten in place). */
+  readonly isTTY?: boolean | undefined;
+}
+
+/** Everything `hearth` takes from its process, injected so commands can be tested without one. */
+export interface CliIo {
+  stdout: TextSink;
+  stderr: TextSink;
+  /** Environment variables (HEARTH_URL, HEARTH_TOKEN, HEARTH_PROJECT). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Reads a UTF-8 file named by a flag. */
+  readTextFile: (path: string) => Promise<string>;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+}
+
+/** The CliIo of the running process. */
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    readTextFile: (path) => readFile(path, 'utf8'),
+    now: () => Date.now(),
+  };
+}

@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ExitError } from './errors.ts';
+import { globalOptionsOrThrow, requireToken, resolveGlobalOptions } from './options.ts';
+
+test('defaults apply when neither flags nor environment say anything', () => {
+  const { options, errors } = resolveGlobalOptions({}, {});
+  assert.deepEqual(errors, []);
+  assert.deepEqual(options, {
+    url: 'http://127.0.0.1:8000',
+    token: undefined,
+    project: 'default',
+    json: false,
+    sources: { url: 'default', token: 'default', project: 'default' },
+  });
+});
+
+test('the environment overrides defaults and flags override the environment', () => {
+  const env = { HEARTH_URL: 'http://127.0.0.1:9000/', HEARTH_TOKEN: 'envtok', HEARTH_PROJECT: 'envproj' };
+  const fromEnv = resolveGlobalOptions({}, env).options;
+  assert.equal(fromEnv.url, 'http://127.0.0.1:9000');
+  assert.equal(fromEnv.token, 'envtok');
+  assert.equal(fromEnv.project, 'envproj');
+  const fromFlags = resolveGlobalOptions({ url: 'https://h.test', token: 'flagtok', project: 'p2', json: true }, env).options;
+  assert.deepEqual(
+    [fromFlags.url, fromFlags.token, fromFlags.project, fromFlags.json, fromFlags.sources.token],
+    ['https://h.test', 'flagtok', 'p2', true, 'flag'],
+  );
+});
+
+test('an empty HEARTH_TOKEN counts as unset', () => {
+  assert.equal(resolveGlobalOptions({}, { HEARTH_TOKEN: '' }).options.token, undefined);
+  assert.equal(resolveGlobalOptions({}, { HEARTH_URL: '' }).options.url, 'http://127.0.0.1:8000');
+});
+
+test('a bad URL or project is reported naming where it came from', () => {
+  assert.deepEqual(resolveGlobalOptions({}, { HEARTH_URL: 'localhost:8000' }).errors, [
+    'HEARTH_URL "localhost:8000" must start with http:// or https://',
+  ]);
+  assert.match(resolveGlobalOptions({ url: 'nope' }, {}).errors[0] ?? '', /^--url "nope" is not a URL/);
+  assert.match(resolveGlobalOptions({ project: 'a/b' }, {}).errors[0] ?? '', /^--project "a\/b" is not a project id/);
+  assert.throws(
+    () => globalOptionsOrThrow({ project: 'a b' }, {}),
+    (error: unknown) => error instanceof ExitError && error.exitCode === 64,
+  );
+});
+
+test('requireToken explains how to give the admin token', () => {
+  const { options } = resolveGlobalOptions({}, {});
+  assert.throws(
+    () => requireToken(options),
+    (error: unknown) =>
+      error instanceof ExitError &&
+      error.exitCode === 64 &&
+      error.code === 'ERR_AUTH_MISSING' &&
+      /HEARTH_TOKEN.*admin-token/.test(error.hint ?? ''),
+  );
+  assert.equal(requireToken({ ...options, token: 't' }), 't');
+});

@@ -1,0 +1,53 @@
+import { Command } from 'commander';
+import packageJson from '../package.json' with { type: 'json' };
+import { registerConfigCommands } from './commands/config.ts';
+import { registerDeploymentCommands } from './commands/deployment.ts';
+import { registerEventsCommand } from './commands/events.ts';
+import { registerServerCommands } from './commands/server.ts';
+import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
+import type { CliDeps } from './session.ts';
+
+/** Help text shown after the command list of `hearth --help`. */
+const MAIN_HELP_AFTER = `
+Environment:
+  HEARTH_URL      hearth-server URL (default ${DEFAULT_URL})
+  HEARTH_TOKEN    admin token (hearth-server writes it to <data-dir>/admin-token)
+  HEARTH_PROJECT  project id (default ${DEFAULT_PROJECT})
+
+Exit codes:
+  0   ok
+  1   operation failed (FAILED deployment, hearth-server answered 4xx/5xx)
+  2   timeout (deployment wait --timeout)
+  64  usage error (bad flags or arguments, no token)
+  69  hearth-server unreachable`;
+
+/** Rewrites commander's `error: ...` message as `hearth: ... (ERR_USAGE)` with a pointer to --help. */
+export function formatUsageMessage(commanderMessage: string): string {
+  const message = commanderMessage.trim().replace(/^error:\s*/, '');
+  return `hearth: ${message} (ERR_USAGE)\nhearth: hint: run the command with --help to see its usage\n`;
+}
+
+/** Builds the `hearth` command tree; it never exits the process (commander errors are thrown). */
+export function buildProgram(deps: CliDeps): Command {
+  const program = new Command('hearth')
+    .description('Operate hearth-server: register servers, create software configs, deploy them and follow deployments.')
+    .version(packageJson.version, '--version', 'print the hearth version')
+    .option('--url <url>', `hearth-server URL (env HEARTH_URL; default ${DEFAULT_URL})`)
+    .option('--token <token>', 'admin token (env HEARTH_TOKEN)')
+    .option('--project <id>', `project id (env HEARTH_PROJECT; default ${DEFAULT_PROJECT})`)
+    .option('--json', 'machine output: a single JSON document on stdout')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({
+      writeOut: (text) => deps.io.stdout.write(text),
+      writeErr: (text) => deps.io.stderr.write(text),
+      outputError: (text, write) => write(formatUsageMessage(text)),
+    })
+    .showSuggestionAfterError()
+    .exitOverride()
+    .addHelpText('after', MAIN_HELP_AFTER);
+  registerServerCommands(program, deps);
+  registerConfigCommands(program, deps);
+  registerDeploymentCommands(program, deps);
+  registerEventsCommand(program, deps);
+  return program;
+}

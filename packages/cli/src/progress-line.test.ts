@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ProgressLine } from './progress-line.ts';
+
+/** A sink that records what was written. */
+function sink(isTTY: boolean): { isTTY: boolean; text: string; write(text: string): void } {
+  return {
+    isTTY,
+    text: '',
+    write(text: string) {
+      this.text += text;
+    },
+  };
+}
+
+test('on a terminal the line is rewritten in place only when its text changes', () => {
+  const tty = sink(true);
+  const line = new ProgressLine(tty);
+  line.update('d: IN_PROGRESS, 0 s elapsed', 'IN_PROGRESS', 0);
+  line.update('d: IN_PROGRESS, 0 s elapsed', 'IN_PROGRESS', 400);
+  line.update('d: IN_PROGRESS, 1 s elapsed', 'IN_PROGRESS', 1000);
+  line.finish('d: COMPLETE after 1 s');
+  assert.equal(tty.text, '\r\x1b[2Kd: IN_PROGRESS, 0 s elapsed\r\x1b[2Kd: IN_PROGRESS, 1 s elapsed\r\x1b[2Kd: COMPLETE after 1 s\n');
+});
+
+test('elsewhere a line is printed on a change of key, else at most once per interval', () => {
+  const pipe = sink(false);
+  const line = new ProgressLine(pipe, { pipeIntervalMs: 10_000 });
+  for (let t = 0; t <= 25_000; t += 1000) line.update(`d: IN_PROGRESS, ${t / 1000} s elapsed`, 'IN_PROGRESS', t);
+  line.update('d: FAILED, 25 s elapsed', 'FAILED', 25_100);
+  assert.equal(
+    pipe.text,
+    ['d: IN_PROGRESS, 0 s elapsed', 'd: IN_PROGRESS, 10 s elapsed', 'd: IN_PROGRESS, 20 s elapsed', 'd: FAILED, 25 s elapsed', ''].join(
+      '\n',
+    ),
+  );
+});
+
+test('close ends a line left open on a terminal, and does nothing otherwise', () => {
+  const tty = sink(true);
+  const line = new ProgressLine(tty);
+  line.close();
+  assert.equal(tty.text, '');
+  line.update('x', 'k', 0);
+  line.close();
+  assert.equal(tty.text, '\r\x1b[2Kx\n');
+});

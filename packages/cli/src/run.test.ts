@@ -1,0 +1,259 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClientOptions, HearthClient } from '@hearth/client';
+import type { SoftwareConfigCreate, SoftwareDeployment } from '@hearth/protocol';
+import type { CliIo } from './io.ts';
+import { run } from './run.ts';
+
+/** What one fake run printed and how it exited, plus the client options and calls it made. */
+interface FakeRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  clientOptions: ClientOptions[];
+  calls: Array<[string, unknown[]]>;
+}
+
+/**
+ * Runs `hearth` in-process against a fake client: only the methods a test passes exist, and every
+ * call is recorded. The fake stands in for the whole client, hence the cast.
+ */
+async function runFake(
+  argv: string[],
+  methods: Partial<Record<keyof HearthClient, (...args: never[]) => unknown>> = {},
+  env: Record<string, string> = { HEARTH_TOKEN: 'admin' },
+  files: Record<string, string> = {},
+): Promise<FakeRun> {
+  const result: FakeRun = { code: -1, stdout: '', stderr: '', clientOptions: [], calls: [] };
+  const io: CliIo = {
+    stdout: { write: (text) => void (result.stdout += text) },
+    stderr: { write: (text) => void (result.stderr += text) },
+    env,
+    readTextFile: async (path) => {
+      const text = files[path];
+      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+      return text;
+    },
+    now: () => Date.now(),
+  };
+  const client = new Proxy(
+    {},
+    {
+      get: (_target, name: string) => {
+        const method = (methods as Record<string, ((...args: unknown[]) => unknown) | undefined>)[name];
+        if (method === undefined) return undefined;
+        return (...args: unknown[]) => {
+          result.calls.push([name, args]);
+          return method(...args);
+        };
+      },
+    },
+  ) as HearthClient;
+  result.code = await run(argv, {
+    io,
+    createClient: (options) => {
+      result.clientOptions.push(options);
+      return client;
+    },
+  });
+  return result;
+}
+
+/** A deployment with only the fields the commands under test read (hence the cast). */
+const deployment = (status: string): SoftwareDeployment =>
+  ({ id: 'd1', status, status_reason: `${status} reason`, output_values: { out: 'v', n: 1 } }) as unknown as SoftwareDeployment;
+
+test('--help exits 0 and lists every command group', async () => {
+  const result = await runFake(['--help']);
+  assert.equal(result.code, 0);
+  for (const word of ['server', 'config', 'deployment', 'events', 'HEARTH_TOKEN', '69']) assert.match(result.stdout, new RegExp(word));
+});
+
+test('bad flags exit 64 with a hearth: message and no client call', async () => {
+  for (const argv of [
+    ['server', 'list', '--bogus'],
+    ['config', 'create', 'c1', '--config', 'x'],
+    ['deployment', 'create', '--config', 'c'],
+    ['server', 'show'],
+    ['deployment', 'wait', 'd1', '--timeout', 'soon'],
+    ['config', 'create', 'c1', '--group', 'script'],
+    ['deployment', 'update', 'd1'],
+    ['nonsense'],
+  ]) {
+    const result = await runFake(argv);
+    assert.equal(result.code, 64, `${argv.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, /^hearth: /, argv.join(' '));
+    assert.deepEqual(result.calls, [], argv.join(' '));
+  }
+});
+
+test('a missing token exits 64 with the HEARTH_TOKEN hint', async () => {
+  const result = await runFake(['server', 'list'], { listServers: async () => [] }, {});
+  assert.equal(result.code, 64);
+  assert.match(result.stderr, /hearth: no admin token given \(ERR_AUTH_MISSING\)\nhearth: hint: set HEARTH_TOKEN to the admin token/);
+});
+
+test('global flags reach the client from before or after the command; env fills the rest', async () => {
+  const result = await runFake(
+    ['server', 'list', '--url', 'http://127.0.0.1:9/', '--json'],
+    { listServers: async () => [] },
+    {
+      HEARTH_TOKEN: 'admin',
+      HEARTH_PROJECT: 'p7',
+    },
+  );
+  assert.equal(result.code, 0);
+  assert.deepEqual(result.clientOptions, [{ url: 'http://127.0.0.1:9', token: 'admin', project: 'p7' }]);
+  assert.deepEqual(JSON.parse(result.stdout), { servers: [] });
+});
+
+test('config create sends inputs, typed defaults, outputs and options read from files', async () => {
+  const files = {
+    'run.sh': '#!/bin/sh\necho hi\n',
+    'def.yaml': 'inputs:\n  - name: greeting\n    default: hello\noutputs:\n  - name: result\n',
+    'opts.json': '{"retries": 2}',
+  };
+  const result = await runFake(
+    [
+      'config',
+      'create',
+      'c1',
+      '--group',
+      'script',
+      '--config-file',
+      'run.sh',
+      '--definition-file',
+      'def.yaml',
+      '--input',
+      'port=80',
+      '--input-type',
+      'port=Number',
+      '--error-output',
+      'oops',
+      '--options-file',
+      'opts.json',
+      '--json',
+    ],
+    { createConfig: async (body: SoftwareConfigCreate) => ({ id: 'c-1', ...body }) },
+    { HEARTH_TOKEN: 'admin' },
+    files,
+  );
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.calls[0]?.[1][0], {
+    name: 'c1',
+    group: 'script',
+    config: '#!/bin/sh\necho hi\n',
+    inputs: [
+      { name: 'greeting', default: 'hello' },
+      { name: 'port', type: 'Number', default: 80 },
+    ],
+    outputs: [{ name: 'result' }, { name: 'oops', error_output: true }],
+    options: { retries: 2 },
+  });
+});
+
+test('config create reports unreadable and unparsable files as usage errors', async () => {
+  const missing = await runFake(['config', 'create', 'c', '--group', 'g', '--config-file', 'nope.sh']);
+  assert.equal(missing.code, 64);
+  assert.match(missing.stderr, /--config-file nope\.sh: cannot read it \(ENOENT\)/);
+  const bad = await runFake(
+    ['config', 'create', 'c', '--group', 'g', '--config', 'x', '--options-file', 'o.yaml'],
+    {},
+    { HEARTH_TOKEN: 'a' },
+    {
+      'o.yaml': 'a: [1',
+    },
+  );
+  assert.equal(bad.code, 64);
+  assert.match(bad.stderr, /--options-file o\.yaml is neither JSON nor YAML/);
+  const notMap = await runFake(
+    ['config', 'create', 'c', '--group', 'g', '--config', 'x', '--options-file', 'o.yaml'],
+    {},
+    { HEARTH_TOKEN: 'a' },
+    {
+      'o.yaml': '- 1\n- 2\n',
+    },
+  );
+  assert.match(notMap.stderr, /must hold a mapping/);
+  const untyped = await runFake(['config', 'create', 'c', '--group', 'g', '--config', 'x', '--input-type', 'p=Number']);
+  assert.match(untyped.stderr, /--input-type p=Number names no input/);
+});
+
+test('deployment create maps flags to the request body', async () => {
+  const result = await runFake(
+    [
+      'deployment',
+      'create',
+      '--config',
+      'c1',
+      '--server',
+      's1',
+      '--input',
+      'a=1',
+      '--input',
+      'b:=true',
+      '--action',
+      'update',
+      '--timeout',
+      '60',
+      '--name',
+      'n',
+      '--no-signal',
+      '--json',
+    ],
+    { createDeployment: async () => deployment('COMPLETE') },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.calls[0]?.[1][0], {
+    config_id: 'c1',
+    server_id: 's1',
+    input_values: { a: '1', b: true },
+    action: 'UPDATE',
+    timeout: 60,
+    name: 'n',
+    signal_transport: 'NO_SIGNAL',
+  });
+});
+
+test('deployment update merges new inputs over the current ones', async () => {
+  const result = await runFake(['deployment', 'update', 'd1', '--input', 'b=2'], {
+    getDeployment: async () => ({ ...deployment('COMPLETE'), input_values: { a: '1', b: '1' } }),
+    updateDeployment: async () => deployment('IN_PROGRESS'),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.calls[1], ['updateDeployment', ['d1', { input_values: { a: '1', b: '2' } }]]);
+});
+
+test('deployment wait exits 0 on COMPLETE, 1 on FAILED, with the final JSON alone on stdout', async () => {
+  const complete = await runFake(['deployment', 'wait', 'd1', '--json'], { getDeployment: async () => deployment('COMPLETE') });
+  assert.equal(complete.code, 0);
+  assert.equal(JSON.parse(complete.stdout).software_deployment.status, 'COMPLETE');
+  assert.match(complete.stderr, /^deployment d1: COMPLETE after 0 s\n$/);
+  const failed = await runFake(['deployment', 'wait', 'd1'], { getDeployment: async () => deployment('FAILED') });
+  assert.equal(failed.code, 1);
+  assert.match(failed.stderr, /hearth: deployment d1 FAILED: FAILED reason/);
+});
+
+test('deployment wait exits 2 when its own --timeout passes', async () => {
+  const result = await runFake(['deployment', 'wait', 'd1', '--timeout', '1'], {
+    getDeployment: async () => deployment('IN_PROGRESS'),
+    waitDeployment: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      return deployment('IN_PROGRESS');
+    },
+  });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /deployment d1: IN_PROGRESS, 0 s elapsed/);
+  assert.match(result.stderr, /hearth: deployment d1 is still IN_PROGRESS after 1 s \(--timeout\)/);
+});
+
+test('deployment output prints one value raw, all as JSON, and fails on an unknown name', async () => {
+  const methods = { getDeployment: async () => deployment('COMPLETE') };
+  assert.equal((await runFake(['deployment', 'output', 'd1', 'out'], methods)).stdout, 'v\n');
+  assert.equal((await runFake(['deployment', 'output', 'd1', 'n'], methods)).stdout, '1\n');
+  assert.deepEqual(JSON.parse((await runFake(['deployment', 'output', 'd1'], methods)).stdout), { out: 'v', n: 1 });
+  assert.equal((await runFake(['deployment', 'output', 'd1', 'out', '--json'], methods)).stdout, '"v"\n');
+  const unknown = await runFake(['deployment', 'output', 'd1', 'zz'], methods);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /has no output "zz" \(ERR_OUTPUT_NOT_FOUND\)\nhearth: hint: its outputs are: out, n/);
+});

@@ -1,0 +1,53 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { apiErrorFromReply, connectionErrorFrom, isErrorBody } from './error-mapping.ts';
+import { HearthApiError, HearthConnectionError, isHearthClientError } from './errors.ts';
+
+const target = { method: 'GET', url: 'http://127.0.0.1:8000/v1/default/servers/x' };
+
+test('a hearth error body becomes a HearthApiError with its code, message and details', () => {
+  const bodyText = JSON.stringify({
+    code: 404,
+    title: 'Not Found',
+    explanation: 'x',
+    error: { code: 'ERR_SERVER_NOT_FOUND', type: 'NotFound', message: 'Server x does not exist in this project.', details: { id: 'x' } },
+  });
+  const error = apiErrorFromReply({ ...target, status: 404, bodyText });
+  assert.ok(error instanceof HearthApiError);
+  assert.equal(error.status, 404);
+  assert.equal(error.code, 'ERR_SERVER_NOT_FOUND');
+  assert.equal(error.message, 'Server x does not exist in this project.');
+  assert.deepEqual(error.details, { id: 'x' });
+  assert.ok(isHearthClientError(error));
+});
+
+test('a foreign error body becomes ERR_RESPONSE_INVALID quoting the body', () => {
+  const error = apiErrorFromReply({ ...target, status: 502, bodyText: '<html>Bad gateway</html>' });
+  assert.equal(error.code, 'ERR_RESPONSE_INVALID');
+  assert.equal(error.status, 502);
+  assert.match(error.message, /HTTP 502.*Bad gateway.*HEARTH_URL/);
+});
+
+test('isErrorBody needs error.code and error.message strings', () => {
+  assert.equal(isErrorBody({ error: { code: 'ERR_X', message: 'm' } }), true);
+  assert.equal(isErrorBody({ error: { code: 1, message: 'm' } }), false);
+  assert.equal(isErrorBody('ERR_X'), false);
+  assert.equal(isErrorBody(null), false);
+});
+
+test('a refused connection becomes ERR_CONNECTION naming the URL and HEARTH_URL', () => {
+  const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  const error = connectionErrorFrom(cause, { ...target, baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000 });
+  assert.ok(error instanceof HearthConnectionError);
+  assert.equal(error.code, 'ERR_CONNECTION');
+  assert.equal(error.causeCode, 'ECONNREFUSED');
+  assert.equal(error.status, 0);
+  assert.match(error.message, /http:\/\/127\.0\.0\.1:9.*ECONNREFUSED.*HEARTH_URL/);
+});
+
+test('a timed-out call becomes ERR_TIMEOUT', () => {
+  const cause = Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
+  const error = connectionErrorFrom(cause, { ...target, baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000 });
+  assert.equal(error.code, 'ERR_TIMEOUT');
+  assert.match(error.message, /1000 ms/);
+});

@@ -1,0 +1,84 @@
+import type { ErrorBody } from '@hearth/protocol';
+import { HearthApiError, HearthConnectionError, type RequestTarget } from './errors.ts';
+
+/** Low-level error codes that mean "no reply in time" rather than "no connection". */
+const TIMEOUT_CAUSES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT']);
+
+/** True when `value` has the shape of hearth's coded error body. */
+export function isErrorBody(value: unknown): value is ErrorBody {
+  if (typeof value !== 'object' || value === null) return false;
+  const inner = (value as { error?: unknown }).error;
+  if (typeof inner !== 'object' || inner === null) return false;
+  const { code, message } = inner as { code?: unknown; message?: unknown };
+  return typeof code === 'string' && typeof message === 'string';
+}
+
+/** Builds the HearthApiError for a non-2xx reply from its status and raw body text. */
+export function apiErrorFromReply(reply: { status: number; bodyText: string } & RequestTarget): HearthApiError {
+  const { status, bodyText, method, url } = reply;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch {
+    parsed = undefined;
+  }
+  if (isErrorBody(parsed)) {
+    const { code, message, details } = parsed.error;
+    return new HearthApiError({ status, code, message, details: details ?? {}, method, url });
+  }
+  const excerpt = bodyText.trim().slice(0, 200);
+  return new HearthApiError({
+    status,
+    code: 'ERR_RESPONSE_INVALID',
+    message:
+      `${method} ${url} answered HTTP ${status} without a hearth error body` +
+      `${excerpt ? ` (${JSON.stringify(excerpt)})` : ''}: check that HEARTH_URL points at hearth-server.`,
+    method,
+    url,
+  });
+}
+
+/** Builds the error for a 2xx reply whose body is not the JSON the endpoint promises. */
+export function invalidBodyError(reply: { status: number; bodyText: string } & RequestTarget): HearthApiError {
+  const { status, bodyText, method, url } = reply;
+  return new HearthApiError({
+    status,
+    code: 'ERR_RESPONSE_INVALID',
+    message:
+      `${method} ${url} answered HTTP ${status} with a body that is not JSON ` +
+      `(${JSON.stringify(bodyText.trim().slice(0, 200))}): check that HEARTH_URL points at hearth-server.`,
+    method,
+    url,
+  });
+}
+
+/** Builds the HearthConnectionError for a call that got no HTTP reply (`causeCode` like ECONNREFUSED). */
+export function connectionErrorFrom(cause: unknown, target: RequestTarget & { baseUrl: string; timeoutMs: number }): HearthConnectionError {
+  const causeCode = errorCodeOf(cause) ?? 'EUNKNOWN';
+  const { method, url, baseUrl, timeoutMs } = target;
+  if (TIMEOUT_CAUSES.has(causeCode)) {
+    return new HearthConnectionError({
+      code: 'ERR_TIMEOUT',
+      causeCode,
+      message: `hearth-server at ${baseUrl} did not answer ${method} ${url} within ${timeoutMs} ms: check HEARTH_URL and the server's health.`,
+      method,
+      url,
+      cause,
+    });
+  }
+  return new HearthConnectionError({
+    code: 'ERR_CONNECTION',
+    causeCode,
+    message: `Cannot reach hearth-server at ${baseUrl} (${causeCode}): check HEARTH_URL and that hearth-server is running.`,
+    method,
+    url,
+    cause,
+  });
+}
+
+/** The `code` property of an error-like value (got and Node set it), if it is a string. */
+export function errorCodeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
