@@ -8,8 +8,8 @@
 // Every server is its own `node --import tsx` process on 127.0.0.1; wrk (Debian) is the client.
 // Only 127.0.0.1 is contacted. Everything is bounded in time; the temp data dir is removed.
 //
-// Knobs (env): BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_CONNECTIONS (64), BENCH_WARMUP_S (3),
-// BENCH_IDLE_TARGET (80 = % idle wanted before each run), BENCH_IDLE_WAIT_S (6 = longest wait for it),
+// Knobs (env): BENCH_ROUNDS (3), BENCH_DURATION_S (8), BENCH_CONNECTIONS (64), BENCH_WARMUP_S (5),
+// BENCH_IDLE_TARGET (80 = % idle wanted before each run), BENCH_IDLE_WAIT_S (8 = longest wait for it),
 // BENCH_CPU_PROF=1 (round 1 of every config is CPU-profiled inside its server; the .cpuprofile
 // files go next to the results; summarise one with tools/cpuprofile-top.ts),
 // BENCH_ONLY=meta|signal (run one benchmark), BENCH_INITIAL_DEPLOYMENTS (30000), BENCH_WATCHDOG_S (540).
@@ -36,9 +36,9 @@ const ROUNDS = num('BENCH_ROUNDS', 3);
 const DURATION_S = num('BENCH_DURATION_S', 8);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 const THREADS = 1;
-const WARMUP_S = num('BENCH_WARMUP_S', 3);
+const WARMUP_S = num('BENCH_WARMUP_S', 5);
 const IDLE_TARGET = num('BENCH_IDLE_TARGET', 80);
-const IDLE_WAIT_S = num('BENCH_IDLE_WAIT_S', 6);
+const IDLE_WAIT_S = num('BENCH_IDLE_WAIT_S', 8);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 /** `meta` or `signal` runs only that benchmark (both by default). */
 const ONLY = process.env.BENCH_ONLY ?? '';
@@ -288,7 +288,12 @@ interface RunResult {
   bad: number;
   socket_errors: number;
   idle_before: number;
+  /** CPU in % of one vCPU over the run; other = machine busy - server - wrk (kernel softirq and foreign processes). */
   cpu: { server_pct: number; wrk_pct: number; other_pct: number; machine_busy_pct: number };
+  /** Server CPU time (utime + stime) per reply: less sensitive to the client and co-tenants than req/s. */
+  server_us_per_req: number;
+  /** The server's resident memory after the run. */
+  server_rss_mb: number;
   ids_used?: number;
 }
 
@@ -352,7 +357,25 @@ function runWrk(
   });
 }
 
-function toResult(config: string, round: number, out: WrkOut, cpu: RunResult['cpu'], expected: number, idle: number): RunResult {
+/** VmRSS of a process in MiB. */
+function rssMb(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function toResult(
+  config: string,
+  round: number,
+  out: WrkOut,
+  cpu: RunResult['cpu'],
+  expected: number,
+  idle: number,
+  serverPid: number,
+): RunResult {
   const good = out.statuses[String(expected)] ?? 0;
   const socketErrors = out.errors.connect + out.errors.read + out.errors.write + out.errors.timeout;
   return {
@@ -369,6 +392,8 @@ function toResult(config: string, round: number, out: WrkOut, cpu: RunResult['cp
     socket_errors: socketErrors,
     idle_before: idle,
     cpu,
+    server_us_per_req: out.requests > 0 ? Math.round((cpu.server_pct * (out.duration_us / 100)) / out.requests) : NaN,
+    server_rss_mb: rssMb(serverPid),
     ...(out.ids_used ? { ids_used: out.ids_used } : {}),
   };
 }
@@ -396,6 +421,8 @@ interface Summary {
   p99_ms_max: number;
   bad_total: number;
   server_cpu_pct_median: number;
+  server_us_per_req_median: number;
+  server_rss_mb_max: number;
   wrk_cpu_pct_median: number;
   other_cpu_pct_median: number;
 }
@@ -414,6 +441,8 @@ function summarise(config: string, runs: RunResult[]): Summary {
     p99_ms_max: Math.max(...mine.map((r) => r.p99_ms)),
     bad_total: mine.reduce((a, r) => a + r.bad, 0),
     server_cpu_pct_median: median(mine.map((r) => r.cpu.server_pct)),
+    server_us_per_req_median: median(mine.map((r) => r.server_us_per_req)),
+    server_rss_mb_max: Math.max(...mine.map((r) => r.server_rss_mb)),
     wrk_cpu_pct_median: median(mine.map((r) => r.cpu.wrk_pct)),
     other_cpu_pct_median: median(mine.map((r) => r.cpu.other_pct)),
   };
@@ -642,7 +671,7 @@ async function main(): Promise<void> {
           const { out, cpu } = await profiled(server, config, round, () =>
             runWrk(`${server.url}${metaPath}`, 'meta.lua', seconds, metaHeaders, [], server.pid),
           );
-          return toResult(config, round, out, cpu, 304, idle);
+          return toResult(config, round, out, cpu, 304, idle, server.pid);
         }
         case CONFIGS.sigHearth: {
           await ensurePool(seconds);
@@ -652,7 +681,7 @@ async function main(): Promise<void> {
           );
           pool.splice(0, out.ids_used);
           signalAcks += out.statuses['200'] ?? 0;
-          const result = toResult(config, round, out, cpu, 200, idle);
+          const result = toResult(config, round, out, cpu, 200, idle, hearth.pid);
           maxSignalRate = Math.max(maxSignalRate, result.rps);
           return result;
         }
@@ -662,7 +691,7 @@ async function main(): Promise<void> {
           const { out, cpu } = await profiled(sigBase, config, round, () =>
             runWrk(sigBase.url, 'signal.lua', seconds, [], [idsFile, signalBodyFile, String(THREADS)], sigBase.pid),
           );
-          return toResult(config, round, out, cpu, 200, idle);
+          return toResult(config, round, out, cpu, 200, idle, sigBase.pid);
         }
         default:
           throw new Error(`unknown config ${config}`);
@@ -686,7 +715,7 @@ async function main(): Promise<void> {
         runs.push(r);
         log(
           `round ${round} ${config.padEnd(24)} ${fmtRate(r.rps).padStart(6)} req/s  p50 ${fmtMs(r.p50_ms)} ms  p99 ${fmtMs(r.p99_ms)} ms  bad ${r.bad}  ` +
-            `cpu server ${r.cpu.server_pct} % wrk ${r.cpu.wrk_pct} % other ${r.cpu.other_pct} %  (idle before ${r.idle_before} %)`,
+            `cpu server ${r.cpu.server_pct} % (${r.server_us_per_req} µs/req) wrk ${r.cpu.wrk_pct} % other ${r.cpu.other_pct} %  (idle before ${r.idle_before} %)`,
         );
       }
     }
@@ -716,7 +745,19 @@ async function main(): Promise<void> {
     log('');
     log(
       table([
-        ['config', 'req/s median', '[min-max]', 'p50 ms', 'p99 ms', 'non-expected', 'server CPU', 'wrk CPU', 'other CPU'],
+        [
+          'config',
+          'req/s median',
+          '[min-max]',
+          'p50 ms',
+          'p99 ms',
+          'non-expected',
+          'server CPU',
+          'µs CPU/req',
+          'wrk CPU',
+          'other CPU',
+          'RSS MB',
+        ],
         ...summaries.map((s) => [
           s.config,
           fmtRate(s.rps_median),
@@ -725,13 +766,16 @@ async function main(): Promise<void> {
           fmtMs(s.p99_ms_median),
           String(s.bad_total),
           `${s.server_cpu_pct_median} %`,
+          String(s.server_us_per_req_median),
           `${s.wrk_cpu_pct_median} %`,
           `${s.other_cpu_pct_median} %`,
+          String(s.server_rss_mb_max),
         ]),
       ]),
     );
     log(
-      '(medians over rounds; "non-expected" = replies other than 304 (metadata) or 200 (signals) plus socket errors, summed over rounds; CPU in % of one vCPU)',
+      '(medians over rounds; "non-expected" = replies other than 304 (metadata) or 200 (signals) plus socket errors, summed over rounds;\n' +
+        ' CPU in % of one vCPU; µs CPU/req = server utime+stime per reply; other = kernel softirq + foreign processes; RSS = largest after a run)',
     );
     log('');
     for (const r of ratios) {

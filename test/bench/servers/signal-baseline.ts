@@ -3,12 +3,13 @@
 // Same as hearth (imported from packages/server, not copied): the route path, its params /
 // querystring / headers / body schemas (the body is @hearth/protocol's DeploymentSignal), the
 // bodyLimit, hearth's Ajv validator compiler, hearth's lenient JSON body parser and error handlers,
-// the guest `preValidation` hook, and the agent credential check (parse `Authorization: Bearer
-// <access key id>:<secret>`, derive the expected secret with HMAC-SHA256 from the master key,
-// compare in constant time). The reply is the same ack shape, built from the URL's id.
+// the guest `preValidation` hook, and the agent credential check as hearth does it for a known
+// agent (parse `Authorization: Bearer <access key id>:<secret>`, look the expected secret up in an
+// in-memory Map filled on first use by HMAC-SHA256 from the master key, hearth's constant-time
+// secretsEqual). The reply is the same ack shape, built from the URL's id.
 //
-// Left out (this is what the hearth/baseline ratio prices): the identity cache lookup and
-// last-seen touch, everything in SignalService.signal (the group-commit queue, the SELECT of the
+// Left out (this is what the hearth/baseline ratio prices): the server lookup on an agent's first
+// call and the last-seen touch, everything in SignalService.signal (the group-commit queue, the SELECT of the
 // deployment row, the config lookup, the idempotency digest, signalOutcome, the INSERTs of the
 // signal and two events, the UPDATE of the deployment, COMMIT + fsync, the feed publish), and
 // hearth's app-wide extras (Prometheus onResponse hook and counters, swagger, request-id header).
@@ -35,6 +36,13 @@ const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String
 
 const port = Number(process.argv[2]);
 const secrets = new SecretDeriver(process.env.BENCH_SECRET_KEY ?? 'bench-secret-key-0123456789abcdef');
+/** access key id -> derived secret, like ServerService's identity cache (no database here). */
+const known = new Map<string, string>();
+const expectedSecret = (accessKeyId: string): string => {
+  let secret = known.get(accessKeyId);
+  if (secret === undefined) known.set(accessKeyId, (secret = secrets.agentSecret(accessKeyId)));
+  return secret;
+};
 const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
 app.setValidatorCompiler(createValidatorCompiler());
 installLenientJsonParser(app);
@@ -52,8 +60,7 @@ const guestSignal: FastifyPluginAsyncTypebox = async (guest) => {
     async (request): Promise<SignalAck> => {
       const token = agentToken(request);
       if (!token) throw new HearthError('ERR_AUTH_MISSING');
-      if (!token.accessKeyId || !secretsEqual(token.secret, secrets.agentSecret(token.accessKeyId)))
-        throw new HearthError('ERR_AUTH_INVALID');
+      if (!token.accessKeyId || !secretsEqual(token.secret, expectedSecret(token.accessKeyId))) throw new HearthError('ERR_AUTH_INVALID');
       return { deployment_id: request.params.id, status: 'COMPLETE', status_reason: 'Outputs received', duplicate: false };
     },
   );
