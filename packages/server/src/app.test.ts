@@ -445,3 +445,18 @@ test('ops: healthz, readyz, metrics, OpenAPI docs', async () => {
     await done();
   }
 });
+
+test('a signal or heartbeat with no body at all counts as {}', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const deploymentId = await createDeployment(app, await createConfig(app), server.id);
+    const beat = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${deploymentId}/heartbeat`, headers: server.auth });
+    assert.equal(beat.statusCode, 200, beat.body);
+    const signal = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${deploymentId}/signal`, headers: server.auth });
+    assert.equal(signal.statusCode, 200, signal.body);
+    assert.equal(signal.json().status, 'COMPLETE');
+  } finally {
+    await done();
+  }
+});

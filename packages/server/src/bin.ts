@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { buildApp } from './app.ts';
 import { loadOrCreateSecret, resolveSettings, type ServeFlags, type ServerSettings } from './config.ts';
-import { openStore, redactUrl } from './store/store.ts';
+import { openStore, redactDatabaseUrl } from './store/store.ts';
 
 /** An error that ends the command with an exit code (only this file calls process.exit). */
 class ExitError extends Error {
@@ -32,7 +32,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     logger: { level: settings.logLevel, stream: process.stderr },
   });
   await app.listen({ host: settings.host, port: settings.port });
-  const store = settings.databaseUrl ? redactUrl(settings.databaseUrl) : `SQLite in ${settings.dataDir}/hearth.db`;
+  const store = settings.databaseUrl ? redactDatabaseUrl(settings.databaseUrl) : `SQLite in ${settings.dataDir}/hearth.db`;
   process.stdout.write(
     [
       `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}`,

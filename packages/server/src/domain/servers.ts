@@ -4,6 +4,7 @@ import type { Store } from '../store/store.ts';
 import type { ServerRow } from '../store/schema.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
+import { topics } from '../feed/feed.ts';
 
 /** The identity an agent credential resolves to. */
 export interface AgentIdentity {
@@ -19,7 +20,7 @@ export class ServerService {
   /** access key id -> identity; filled on first use, dropped when the server is deleted. */
   private readonly byAccessKey = new Map<string, AgentIdentity>();
   /** server id -> last time its agent called, not yet flushed to the store. */
-  private readonly seen = new Map<string, string>();
+  private readonly seen = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -97,7 +98,7 @@ export class ServerService {
         message: `Server ${found.name} deleted; its credential is revoked`,
         data: '{}',
       });
-      publish(`credential:${found.access_key_id}`);
+      publish(topics.credential(found.access_key_id));
       return found;
     });
     this.forgetAccessKey(row.access_key_id);
@@ -132,7 +133,7 @@ export class ServerService {
 
   /** Notes that a server's agent called; written to the store in batches. */
   touch(serverId: string): void {
-    this.seen.set(serverId, new Date().toISOString());
+    this.seen.set(serverId, Date.now());
     this.flushTimer ??= setTimeout(() => void this.flushSeen(), this.seenFlushMs).unref();
   }
 
@@ -145,14 +146,19 @@ export class ServerService {
     this.seen.clear();
     await this.store.write(async ({ trx }) => {
       for (const [serverId, time] of batch) {
-        await trx.updateTable('servers').set({ last_seen_at: time }).where('id', '=', serverId).execute();
+        await trx
+          .updateTable('servers')
+          .set({ last_seen_at: new Date(time).toISOString() })
+          .where('id', '=', serverId)
+          .execute();
       }
     });
   }
 
   /** The last time a server's agent called, including times not flushed yet. */
   lastSeen(serverId: string, stored: string | null): string | null {
-    return this.seen.get(serverId) ?? stored;
+    const pending = this.seen.get(serverId);
+    return pending === undefined ? stored : new Date(pending).toISOString();
   }
 
   private toApi(row: ServerRow): Server {

@@ -25,6 +25,8 @@ export const topics = {
   deployment: (deploymentId: string) => `deployment:${deploymentId}`,
   /** New events were written in a project. */
   projectEvents: (projectId: string) => `events:${projectId}`,
+  /** A server's credential was revoked (other replicas drop their cached copy). */
+  credential: (accessKeyId: string) => `credential:${accessKeyId}`,
   /** The earliest deployment deadline may have moved. */
   deadlines: 'deadlines',
 } as const;

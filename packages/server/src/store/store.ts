@@ -38,7 +38,7 @@ export interface Store {
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl && !options.databaseUrl.startsWith('sqlite:')) {
     throw new Error(
-      `database URL ${redactUrl(options.databaseUrl)} is not supported by this build: leave HEARTH_DATABASE_URL unset to use SQLite in the data dir`,
+      `database URL ${redactDatabaseUrl(options.databaseUrl)} is not supported by this build: leave HEARTH_DATABASE_URL unset to use SQLite in the data dir`,
     );
   }
   const file = options.databaseUrl ? options.databaseUrl.slice('sqlite:'.length) : join(options.dataDir, 'hearth.db');
@@ -74,6 +74,6 @@ export function openStore(options: StoreOptions): Store {
 }
 
 /** Hides the password of a database URL, for messages and logs. */
-export function redactUrl(url: string): string {
+export function redactDatabaseUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

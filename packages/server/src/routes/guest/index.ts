@@ -12,6 +12,11 @@ const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) }, { additionalProperties: false });
 const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) });
 
+/** A signal or heartbeat with no body at all counts as `{}` (Heat treats a null body so). */
+async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}
+
 /** The agent's own server, or ERR_AUTH_FORBIDDEN for any other principal. */
 async function agentOnly(services: Services, request: FastifyRequest): Promise<Extract<Principal, { kind: 'agent' }>> {
   const principal = await services.auth.principal(request);
@@ -33,10 +38,6 @@ async function signalPrincipal(
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
-  // A signal or heartbeat with no body at all counts as `{}` (Heat treats a null body so).
-  app.addHook('preValidation', async (request) => {
-    request.body ??= {};
-  });
   app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, async (request, reply) => {
     const agent = await agentOnly(services, request);
     const ifNoneMatch = request.headers['if-none-match'];
@@ -69,6 +70,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     '/deployments/:id/signal',
     {
       bodyLimit: BODY_LIMITS.signal,
+      preValidation: emptyBodyIsEmptyObject,
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal },
     },
     async (request) => {
@@ -86,7 +88,11 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   app.post(
     '/deployments/:id/heartbeat',
-    { bodyLimit: BODY_LIMITS.small, schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat } },
+    {
+      bodyLimit: BODY_LIMITS.small,
+      preValidation: emptyBodyIsEmptyObject,
+      schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat },
+    },
     async (request) => {
       const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
       return services.signals.heartbeat(principal, request.params.id, request.body);
