@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every test file (unit tests beside the code, cross-package tests in test/, never the
 // benchmarks) with node's test runner through tsx. Node 20's --test does not expand globs.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -9,6 +9,7 @@ const root = new URL('..', import.meta.url).pathname;
 const skip = new Set(['node_modules', '.git', 'bench', 'dist', '.hearth']);
 
 function collect(dir, out) {
+  if (!existsSync(dir)) return out;
   for (const name of readdirSync(dir)) {
     if (skip.has(name)) continue;
     const path = join(dir, name);
