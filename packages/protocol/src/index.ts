@@ -6,3 +6,5 @@ export * from './metadata.ts';
 export * from './signal.ts';
 export * from './event.ts';
 export * from './server.ts';
+export * from './stack.ts';
+export * from './wait-condition.ts';
