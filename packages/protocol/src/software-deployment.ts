@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { JsonObject, Name, ServerId, Timestamp, Uuid } from './common.ts';
+import { ResourceName } from './stack.ts';
 
 /** Deployment actions (Heat resources use these five). */
 export const DEPLOYMENT_ACTIONS = ['CREATE', 'UPDATE', 'DELETE', 'SUSPEND', 'RESUME'] as const;
@@ -19,11 +20,19 @@ export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
 /**
  * How the agent reports a deployment's result. HEARTH_SIGNAL: a capability URL on hearth-server
- * (heat-config-notify's CFN_SIGNAL branch can POST to it unchanged). NO_SIGNAL: the deployment is
- * COMPLETE as soon as it is created. Heat's CFN/HEAT/TEMP_URL transports come with the compat APIs.
+ * (heat-config-notify's CFN_SIGNAL branch can POST to it unchanged). Heat's transports, with
+ * exactly Heat's `deploy_*` inputs: CFN_SIGNAL (pre-signed `POST /v1/signal/{arn}`), HEAT_SIGNAL
+ * (keystone password of a credential for this deployment only, then the native resource signal),
+ * TEMP_URL_SIGNAL (a Swift-style temp URL taking a `PUT`). NO_SIGNAL: COMPLETE as soon as created.
  */
-export const SIGNAL_TRANSPORTS = ['HEARTH_SIGNAL', 'NO_SIGNAL'] as const;
-export const SignalTransport = Type.Union([Type.Literal('HEARTH_SIGNAL'), Type.Literal('NO_SIGNAL')]);
+export const SIGNAL_TRANSPORTS = ['HEARTH_SIGNAL', 'CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL', 'NO_SIGNAL'] as const;
+export const SignalTransport = Type.Union([
+  Type.Literal('HEARTH_SIGNAL'),
+  Type.Literal('CFN_SIGNAL'),
+  Type.Literal('HEAT_SIGNAL'),
+  Type.Literal('TEMP_URL_SIGNAL'),
+  Type.Literal('NO_SIGNAL'),
+]);
 export type SignalTransport = (typeof SIGNAL_TRANSPORTS)[number];
 
 /** Default deployment timeout in seconds (Heat's stack_action_timeout). */
@@ -47,6 +56,9 @@ export const SoftwareDeploymentCreate = Type.Object(
     name: Type.Optional(Type.Union([Name, Type.Null()])),
     timeout: Type.Optional(Timeout),
     signal_transport: Type.Optional(SignalTransport),
+    /** Stack (name or id) the deployment belongs to, as resource `resource_name` (default: its id). */
+    stack: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    resource_name: Type.Optional(ResourceName),
   },
   { additionalProperties: false },
 );
