@@ -5,9 +5,12 @@ import { guestMethods, type GuestMethods } from './guest.ts';
 import { createTransport } from './http.ts';
 import { normalizeClientOptions, type ClientOptions, type NormalizedClientOptions } from './options.ts';
 import { serverMethods, type ServerMethods } from './servers.ts';
+import { stackMethods, type StackMethods } from './stacks.ts';
+import { waitConditionMethods, type WaitConditionMethods } from './wait-conditions.ts';
 
 /** A client of hearth-server: every native (operator) and guest (agent) call. */
-export interface HearthClient extends ServerMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods {
+export interface HearthClient
+  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods {
   /** The options in force, defaults applied. */
   readonly options: NormalizedClientOptions;
 }
@@ -21,6 +24,8 @@ export function createClient(options: ClientOptions): HearthClient {
   return {
     options: transport.options,
     ...serverMethods(transport),
+    ...stackMethods(transport),
+    ...waitConditionMethods(transport),
     ...configMethods(transport),
     ...deploymentMethods(transport),
     ...eventMethods(transport),

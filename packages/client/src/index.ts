@@ -10,6 +10,8 @@ export {
   type RequestTarget,
 } from './errors.ts';
 export { type ServerMethods } from './servers.ts';
+export { type StackMethods } from './stacks.ts';
+export { type WaitConditionMethods, type WaitConditionPoll, type WaitConditionPollRequest } from './wait-conditions.ts';
 export { type ConfigMethods, type PageOptions } from './configs.ts';
 export { type DeploymentMethods, type DeploymentListOptions, MAX_WAIT_SECONDS } from './deployments.ts';
 export { type EventMethods } from './events.ts';

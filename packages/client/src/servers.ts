@@ -5,7 +5,10 @@ import { callForField, envelopeField } from './reply.ts';
 
 /** Operator calls on registered servers (VMs). */
 export interface ServerMethods {
-  /** Registers a server; the reply's agent credential is shown only this once. */
+  /**
+   * Registers a server; the reply's agent credential is shown only this once, with the
+   * os-collect-config settings (object and ready `/etc/os-collect-config.conf` text) for its transport.
+   */
   createServer(body: ServerCreate): Promise<ServerCreated>;
   /** Lists the project's servers. */
   listServers(): Promise<Server[]>;
@@ -25,6 +28,8 @@ export function serverMethods(transport: Transport): ServerMethods {
       return {
         server: envelopeField<ServerCreated['server']>(reply, 'server', spec),
         credential: envelopeField<ServerCreated['credential']>(reply, 'credential', spec),
+        os_collect_config: envelopeField<ServerCreated['os_collect_config']>(reply, 'os_collect_config', spec),
+        os_collect_config_conf: envelopeField<ServerCreated['os_collect_config_conf']>(reply, 'os_collect_config_conf', spec),
       };
     },
     listServers: () =>
