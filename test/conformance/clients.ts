@@ -22,7 +22,7 @@ export const SCRATCH = '@SCRATCH@';
 
 /** What `runClient` accepts. */
 export interface RunClientOptions {
-  /** Files to put in place before the run, by absolute path (e.g. /var/lib/heat-cfntools/cfn-boto-cfg). Default none. */
+  /** Files to put in place before the run, by absolute path (e.g. /var/lib/heat-cfntools/cfn-boto-cfg) or under SCRATCH. Default none. */
   files?: Record<string, string>;
   /** Extra environment; the base is PATH, HOME (private), LANG and no_proxy=127.0.0.1, nothing inherited. Default none. */
   env?: Record<string, string>;
@@ -201,7 +201,7 @@ export async function runClient(argv: string[], options: RunClientOptions = {}):
   const scratch = join(root, 'scratch');
   const fill = (text: string): string => text.replaceAll(SCRATCH, scratch);
   const command = argv.map(fill);
-  const files = Object.entries(options.files ?? {}).map(([path, content]) => [path, fill(content)] as const);
+  const files = Object.entries(options.files ?? {}).map(([path, content]) => [fill(path), fill(content)] as const);
   const env = Object.fromEntries(Object.entries(options.env ?? {}).map(([key, value]) => [key, fill(value)]));
   const texts = [...command, ...files.flatMap(([path, content]) => [path, content]), ...Object.values(env)];
   const mode = isolation();
@@ -211,10 +211,15 @@ export async function runClient(argv: string[], options: RunClientOptions = {}):
     assertSafe(command, texts);
     mkdirSync(join(root, 'home'), { recursive: true });
     mkdirSync(scratch, { recursive: true });
+    for (const [path, content] of files.filter(([path]) => path.startsWith(`${scratch}/`))) {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, content);
+    }
+    const fixedFiles = files.filter(([path]) => !path.startsWith(`${scratch}/`));
     let spawnArgs: string[];
     if (mode === 'namespace') {
       prepareOverlays(root);
-      for (const [path, content] of files) {
+      for (const [path, content] of fixedFiles) {
         const target = join(root, 'upper', path);
         mkdirSync(dirname(target), { recursive: true });
         writeFileSync(target, content);
@@ -234,7 +239,7 @@ export async function runClient(argv: string[], options: RunClientOptions = {}):
       ].join('\n');
       spawnArgs = ['unshare', ...UNSHARE_FLAGS, 'sh', '-c', script, 'sandbox', ...command];
     } else {
-      for (const [path, content] of files) {
+      for (const [path, content] of fixedFiles) {
         if (existsSync(path)) throw new Error(`${path} exists on this machine and there is no mount namespace: not overwriting it`);
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, content);
@@ -289,4 +294,71 @@ function spawnWithTimeout(argv: string[], env: Record<string, string>, timeoutMs
     });
     child.once('close', (code, signal) => finish(code ?? 128, signal));
   });
+}
+
+// Operator calls the conformance tests make (native API, project `default`), kept beside the
+// harness so that each test file reads as client runs and assertions.
+
+/** The parts of a running hearth-server the operator helpers need. */
+export interface HearthEndpoint {
+  url: string;
+  token: string;
+}
+
+/** Reply to POST /v1/default/servers, as the conformance tests read it. */
+export interface CreatedServer {
+  server: { id: string; name: string; stack_name: string; resource_name: string };
+  credential: { access_key_id: string; secret_access_key: string; token: string };
+  os_collect_config: Record<string, Record<string, string>>;
+  os_collect_config_conf: string;
+}
+
+/** A wait condition as GET returns it (the fields the tests check). */
+export interface WaitConditionView {
+  name: string;
+  status: 'IN_PROGRESS' | 'COMPLETE' | 'FAILED';
+  status_reason: string | null;
+  received: number;
+  data: Record<string, unknown>;
+  signals: Array<{ id: string; status: string; reason: string | null; data: unknown }>;
+  handle: { cfn_url: string; endpoint: string; token: string; curl_cli: string; signal_url: string };
+}
+
+/** Operator helpers against `/v1/default`; each throws with the status and body on a non-2xx reply. */
+export function operatorApi(server: HearthEndpoint) {
+  const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${server.url}/v1/default${path}`, {
+      method,
+      headers: { 'x-auth-token': server.token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} /v1/default${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  return {
+    createStack: async (name: string) => (await call('POST', '/stacks', { stack_name: name })).stack as { id: string; stack_name: string },
+    createWaitCondition: async (stack: string, body: { name: string; count: number; timeout: number }) =>
+      (await call('POST', `/stacks/${stack}/wait_conditions`, body)).wait_condition as WaitConditionView,
+    waitCondition: async (stack: string, name: string) =>
+      (await call('GET', `/stacks/${stack}/wait_conditions/${name}`)).wait_condition as WaitConditionView,
+    createServer: async (body: { name: string; software_config_transport: string; stack?: string }) =>
+      (await call('POST', '/servers', body)) as unknown as CreatedServer,
+    /** Creates a `script` config and deploys it to the server; returns the deployment id. */
+    deployScript: async (serverId: string, script = '#!/bin/sh\necho hi') => {
+      const config = (await call('POST', '/software_configs', { name: 'hello', group: 'script', config: script })).software_config as {
+        id: string;
+      };
+      const deployment = (await call('POST', '/software_deployments', { config_id: config.id, server_id: serverId }))
+        .software_deployment as { id: string };
+      return deployment.id;
+    },
+  };
+}
+
+/** The server's metadata document as its own agent reads it (`GET /v1/guest/metadata`), to compare with what a client fetched. */
+export async function guestMetadata(server: HearthEndpoint, created: CreatedServer): Promise<Record<string, unknown>> {
+  const response = await fetch(`${server.url}/v1/guest/metadata`, { headers: { authorization: `Bearer ${created.credential.token}` } });
+  if (!response.ok) throw new Error(`GET /v1/guest/metadata answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
 }
