@@ -4,6 +4,8 @@ import { registerConfigCommands } from './commands/config.ts';
 import { registerDeploymentCommands } from './commands/deployment.ts';
 import { registerEventsCommand } from './commands/events.ts';
 import { registerServerCommands } from './commands/server.ts';
+import { registerStackCommands } from './commands/stack.ts';
+import { registerWaitConditionCommands } from './commands/waitcondition.ts';
 import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
 import type { CliDeps } from './session.ts';
 
@@ -16,8 +18,8 @@ Environment:
 
 Exit codes:
   0   ok
-  1   operation failed (FAILED deployment, hearth-server answered 4xx/5xx)
-  2   timeout (deployment wait --timeout)
+  1   operation failed (FAILED deployment or wait condition, hearth-server answered 4xx/5xx)
+  2   timeout (deployment wait / waitcondition wait --timeout)
   64  usage error (bad flags or arguments, no token)
   69  hearth-server unreachable`;
 
@@ -30,7 +32,9 @@ export function formatUsageMessage(commanderMessage: string): string {
 /** Builds the `hearth` command tree; it never exits the process (commander errors are thrown). */
 export function buildProgram(deps: CliDeps): Command {
   const program = new Command('hearth')
-    .description('Operate hearth-server: register servers, create software configs, deploy them and follow deployments.')
+    .description(
+      'Operate hearth-server: register servers, create software configs, deploy them and follow deployments; stacks and wait conditions.',
+    )
     .version(packageJson.version, '--version', 'print the hearth version')
     .option('--url <url>', `hearth-server URL (env HEARTH_URL; default ${DEFAULT_URL})`)
     .option('--token <token>', 'admin token (env HEARTH_TOKEN)')
@@ -45,9 +49,11 @@ export function buildProgram(deps: CliDeps): Command {
     .showSuggestionAfterError()
     .exitOverride()
     .addHelpText('after', MAIN_HELP_AFTER);
+  registerStackCommands(program, deps);
   registerServerCommands(program, deps);
   registerConfigCommands(program, deps);
   registerDeploymentCommands(program, deps);
+  registerWaitConditionCommands(program, deps);
   registerEventsCommand(program, deps);
   return program;
 }

@@ -1,7 +1,13 @@
-import type { Server, ServerCreated } from '@hearth/protocol';
+import type { Server, ServerCreate, ServerCreated } from '@hearth/protocol';
 import type { Command } from 'commander';
+import { usageError } from '../errors.ts';
+import { parseChoice } from '../flag-values.ts';
 import { formatFields, formatTable } from '../output.ts';
+import { CONFIG_TRANSPORTS, RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
+
+/** Where os-collect-config reads its settings in the VM. */
+export const OS_COLLECT_CONFIG_CONF_PATH = '/etc/os-collect-config.conf';
 
 /** The `key: value` lines of a server. */
 export function serverFields(server: Server): Array<[string, unknown]> {
@@ -10,12 +16,46 @@ export function serverFields(server: Server): Array<[string, unknown]> {
     ['name', server.name],
     ['project_id', server.project_id],
     ['access_key_id', server.access_key_id],
+    ['software_config_transport', server.software_config_transport],
+    ['stack_name', server.stack_name],
+    ['stack_id', server.stack_id],
+    ['resource_name', server.resource_name],
     ['creation_time', server.creation_time],
     ['last_seen', server.last_seen],
   ];
 }
 
-/** Human text of `server create`: the server, then its one-time credential. */
+/** The flags of `server create`. */
+export interface ServerCreateFlags {
+  id?: string | undefined;
+  transport?: string | undefined;
+  stack?: string | undefined;
+  resourceName?: string | undefined;
+}
+
+/** Turns `server create` flags into the POST /servers body; throws a usage error for a bad value. */
+export function buildServerCreate(name: string, flags: ServerCreateFlags): ServerCreate {
+  const body: ServerCreate = { name };
+  if (flags.id !== undefined) body.id = flags.id;
+  if (flags.transport !== undefined) body.software_config_transport = parseChoice(flags.transport, '--transport', CONFIG_TRANSPORTS);
+  if (flags.stack !== undefined) {
+    if (flags.stack === '') throw usageError('--stack is empty: give a stack name or id');
+    body.stack = flags.stack;
+  }
+  if (flags.resourceName !== undefined) {
+    if (flags.stack === undefined) throw usageError('--resource-name needs --stack: it names the server inside that stack');
+    if (!RESOURCE_NAME_PATTERN.test(flags.resourceName)) {
+      throw usageError(
+        `--resource-name ${JSON.stringify(flags.resourceName)} is not valid`,
+        "use 1-255 letters, digits, '_', '.', ':' or '-' (no '/' or spaces)",
+      );
+    }
+    body.resource_name = flags.resourceName;
+  }
+  return body;
+}
+
+/** Human text of `server create`: the server, its one-time credential, then its os-collect-config.conf. */
 export function formatServerCreated(created: ServerCreated): string {
   const { credential } = created;
   return (
@@ -29,7 +69,12 @@ export function formatServerCreated(created: ServerCreated): string {
     ])
       .split('\n')
       .map((line) => (line === '' ? line : `  ${line}`))
-      .join('\n')
+      .join('\n') +
+    `\nos-collect-config settings for transport ${created.server.software_config_transport} ` +
+    `(write the lines between the markers to ${OS_COLLECT_CONFIG_CONF_PATH} in the VM; they hold the credential):\n` +
+    `--- ${OS_COLLECT_CONFIG_CONF_PATH} ---\n` +
+    `${created.os_collect_config_conf.replace(/\n?$/, '\n')}` +
+    `--- end ---\n`
   );
 }
 
@@ -39,12 +84,15 @@ export function registerServerCommands(program: Command, deps: CliDeps): void {
 
   server
     .command('create')
-    .description('register a server; prints its agent credential, shown only once')
+    .description('register a server; prints its agent credential (shown only once) and its os-collect-config.conf')
     .argument('<name>', 'server name')
     .option('--id <id>', 'server id to use (e.g. the Nova instance uuid); default: one is made')
-    .action(async (name: string, flags: { id?: string }, cmd: Command) => {
+    .option('--transport <transport>', `how its agent fetches metadata: ${CONFIG_TRANSPORTS.join(', ')} (default HEARTH_LONG_POLL)`)
+    .option('--stack <stack>', 'put the server in this stack (name or id)')
+    .option('--resource-name <name>', 'its resource name in --stack (default: the server name)')
+    .action(async (name: string, flags: ServerCreateFlags, cmd: Command) => {
       const session = openSession(cmd, deps);
-      const created = await session.client().createServer({ name, ...(flags.id === undefined ? {} : { id: flags.id }) });
+      const created = await session.client().createServer(buildServerCreate(name, flags));
       session.out.result(created, () => formatServerCreated(created));
       if (session.out.json) session.out.note('hearth: the agent credential is shown only this once: store it now, it cannot be read again');
     });

@@ -1,0 +1,64 @@
+import type { HearthClient } from '@hearth/client';
+import type { WaitCondition } from '@hearth/protocol';
+import { MAX_POLL_SECONDS, MIN_POLL_GAP_MS, outcomeOf, type WaitOutcome } from './wait-loop.ts';
+
+/** Result of waitForCondition: the same fields however it ended. */
+export interface ConditionWaitResult {
+  outcome: WaitOutcome;
+  /** The wait condition as last seen. */
+  waitCondition: WaitCondition;
+  /** Time waited, in ms. */
+  elapsedMs: number;
+}
+
+/** What waitForCondition needs, injected so it runs under test without a server or real time. */
+export interface ConditionWaitDeps {
+  client: Pick<HearthClient, 'pollWaitCondition'>;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Called with each new state of the condition seen (not for "not modified" answers). Default: none. */
+  onUpdate?: ((waitCondition: WaitCondition) => void) | undefined;
+}
+
+/** Which wait condition to wait for, and for how long. */
+export interface ConditionWaitTarget {
+  stack: string;
+  name: string;
+  /** Our own limit in seconds; undefined waits until the condition ends (its own timeout fails it). */
+  timeoutSeconds?: number | undefined;
+}
+
+/**
+ * Waits until a wait condition leaves IN_PROGRESS or our own timeout passes, long-polling the
+ * server with the last ETag (GET ?wait=N, If-None-Match), so each signal is seen as it lands.
+ */
+export async function waitForCondition(target: ConditionWaitTarget, deps: ConditionWaitDeps): Promise<ConditionWaitResult> {
+  const { stack, name, timeoutSeconds } = target;
+  const started = deps.now();
+  const deadline = timeoutSeconds === undefined ? Number.POSITIVE_INFINITY : started + timeoutSeconds * 1000;
+  const first = await deps.client.pollWaitCondition(stack, name);
+  if (!first.modified) throw new Error(`the server answered "not modified" to a GET of wait condition ${name} without If-None-Match`);
+  let waitCondition = first.waitCondition;
+  let etag = first.etag;
+  deps.onUpdate?.(waitCondition);
+  for (;;) {
+    const outcome = outcomeOf(waitCondition.status);
+    if (outcome !== undefined) return { outcome, waitCondition, elapsedMs: deps.now() - started };
+    const remainingMs = deadline - deps.now();
+    if (remainingMs <= 0) return { outcome: 'TIMEOUT', waitCondition, elapsedMs: deps.now() - started };
+    const asked = deps.now();
+    const poll = await deps.client.pollWaitCondition(stack, name, {
+      etag,
+      wait: Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000)),
+    });
+    etag = poll.etag;
+    if (poll.modified) {
+      waitCondition = poll.waitCondition;
+      deps.onUpdate?.(waitCondition);
+    }
+    const tookMs = deps.now() - asked;
+    if (waitCondition.status === 'IN_PROGRESS' && tookMs < MIN_POLL_GAP_MS) {
+      await deps.sleep(Math.min(MIN_POLL_GAP_MS - tookMs, Math.max(0, deadline - deps.now())));
+    }
+  }
+}
