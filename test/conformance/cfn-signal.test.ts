@@ -11,14 +11,13 @@ function assertDelivered(run: ClientResult): void {
   assert.equal(run.exitCode, 0, `cfn-signal could not reach the server:\n${run.stderr}`);
 }
 
-/** The URL with one character of its Signature changed (the rest byte for byte as issued). */
+/** The URL with one character of its Signature changed (everything else byte for byte as issued). */
 function tamperSignature(url: string): string {
-  const start = url.indexOf('Signature=');
-  assert.ok(start >= 0, `no Signature in ${url}`);
-  const at = url.slice(start + 'Signature='.length).search(/[A-Za-z0-9]/) + start + 'Signature='.length;
-  const original = url[at]!;
-  const replacement = original === 'A' ? 'B' : 'A';
-  return url.slice(0, at) + replacement + url.slice(at + 1);
+  const match = /([?&]Signature=)([^&]*)/.exec(url);
+  assert.ok(match, `no Signature in ${url}`);
+  const signature = decodeURIComponent(match[2]!);
+  const tampered = (signature.startsWith('A') ? 'B' : 'A') + signature.slice(1);
+  return url.slice(0, match.index) + match[1]! + encodeURIComponent(tampered) + url.slice(match.index + match[0].length);
 }
 
 test('cfn-signal: two SUCCESS signals complete a count-2 wait condition with each id’s data', { skip }, async () => {
