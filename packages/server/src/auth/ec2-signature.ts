@@ -59,7 +59,7 @@ interface V4Auth {
 }
 
 const V4_ALGORITHM = 'AWS4-HMAC-SHA256';
-const V2_REJECTED =
+const OLD_VERSION_REASON =
   'it signs neither the verb nor the path, so one signature would open every resource; sign with SignatureVersion=2 or SigV4';
 
 /**
@@ -158,7 +158,7 @@ function parseAuth(req: Ec2Request): V2Auth | V4Auth | Failure<'IncompleteSignat
   }
 
   if (version === '2') return { version: 2, accessKeyId, signature: signature.replaceAll(' ', '+') };
-  if (version === '0' || version === '1') return incomplete(`SignatureVersion ${version} is not accepted: ${V2_REJECTED}`);
+  if (version === '0' || version === '1') return incomplete(`SignatureVersion ${version} is not accepted: ${OLD_VERSION_REASON}`);
   if (version !== undefined) return incomplete(`unknown SignatureVersion '${version}'; use 2 or SigV4`);
   if (!v4Header && !v4Query) return incomplete('the request has a Signature but no SignatureVersion; add SignatureVersion=2');
   if (v4Query && params['X-Amz-Algorithm'] !== V4_ALGORITHM) {
