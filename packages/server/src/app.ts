@@ -6,6 +6,10 @@ import { installErrorHandlers } from './app-errors.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
 import { redactUrl } from './log-redaction.ts';
+import { cfnRoutes } from './routes/cfn/index.ts';
+import { heatCompatRoutes } from './routes/compat/heat.ts';
+import { keystoneRoutes } from './routes/compat/keystone.ts';
+import { swiftRoutes } from './routes/compat/swift.ts';
 import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
 import { opsRoutes } from './routes/ops/index.ts';
@@ -94,5 +98,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(opsRoutes, { services, isClosing: () => closing });
   await app.register(guestRoutes, { services, prefix: '/v1/guest' });
   await app.register(nativeRoutes, { services, prefix: '/v1/:project_id' });
+  // Heat-compatible surfaces for unmodified in-guest tools (reference/server.md §1, §2, §4).
+  await app.register(heatCompatRoutes, { services, prefix: '/v1/:project_id' });
+  await app.register(cfnRoutes, { services, prefix: '/v1' });
+  await app.register(swiftRoutes, { services, prefix: '/v1/swift' });
+  await app.register(keystoneRoutes, { services, prefix: '/v3' });
   return app;
 }

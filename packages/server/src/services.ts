@@ -11,6 +11,10 @@ import { MetadataService } from './domain/metadata.ts';
 import { DeadlineWatcher } from './domain/deadlines.ts';
 import { ensureDefaultProject, ProjectDirectory } from './domain/projects.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { StackService } from './domain/stacks.ts';
+import { WaitConditionService } from './domain/wait-conditions.ts';
+import { deploymentSignalInputs, type TransportContext } from './domain/transports.ts';
+import { GuestCredentials } from './auth/guest-credentials.ts';
 
 /** What the services need to start. */
 export interface ServicesOptions {
@@ -36,6 +40,9 @@ export interface Services {
   signals: SignalService;
   metadata: MetadataService;
   deadlines: DeadlineWatcher;
+  stacks: StackService;
+  waitConditions: WaitConditionService;
+  guestCredentials: GuestCredentials;
   metrics: Metrics;
   projects: ProjectDirectory;
   publicUrl: string;
@@ -51,18 +58,16 @@ export async function createServices(options: ServicesOptions): Promise<Services
   await ensureDefaultProject(store);
   const secrets = new SecretDeriver(options.secretKey);
   const publicUrl = options.publicUrl.replace(/\/+$/, '');
-  const signalUrl = (row: DeploymentRow) =>
-    row.signal_transport === 'HEARTH_SIGNAL'
-      ? { url: `${publicUrl}/v1/guest/deployments/${row.id}/signal?token=${secrets.deploymentSignalToken(row.id)}`, verb: 'POST' as const }
-      : null;
+  const transport: TransportContext = { publicUrl, secrets };
+  const signalInputs = (row: DeploymentRow) => ({ inputs: deploymentSignalInputs(transport, row) });
   const configs = new ConfigService(store);
-  const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`);
-  const deployments = new DeploymentService(store, configs, feed);
+  const stacks = new StackService(store, publicUrl);
+  const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`, stacks, transport);
+  const deployments = new DeploymentService(store, configs, feed, stacks);
   const signals = new SignalService(store, configs);
-  const metadata = new MetadataService(store, configs, feed, signalUrl, (serverId) => ({
-    collectors: ['hearth'],
-    hearth: { metadata_url: `${publicUrl}/v1/guest/metadata`, server_id: serverId },
-  }));
+  const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
+  const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);
+  const guestCredentials = new GuestCredentials(store, servers, secrets);
   const deadlines = new DeadlineWatcher(store, feed, (id, stored) => servers.lastSeen(id, stored), options.logError);
   const metrics = createMetrics({
     hearth_write_queue_depth: { help: 'Writes waiting for a group commit', read: () => store.writeQueueDepth() },
@@ -70,6 +75,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     hearth_metadata_cache_entries: { help: 'Metadata documents cached in memory', read: () => metadata.size },
   });
   deadlines.start();
+  waitConditions.start();
   return {
     store,
     feed,
@@ -81,11 +87,15 @@ export async function createServices(options: ServicesOptions): Promise<Services
     signals,
     metadata,
     deadlines,
+    stacks,
+    waitConditions,
+    guestCredentials,
     metrics,
     projects: new ProjectDirectory(store),
     publicUrl,
     async close() {
       await deadlines.stop();
+      await waitConditions.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();
       await store.close();

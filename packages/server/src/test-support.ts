@@ -76,3 +76,20 @@ export async function createDeployment(
 export function errorCode(reply: LightMyRequestResponse): string {
   return reply.json<{ error: { code: string } }>().error.code;
 }
+
+/** Sends a request to an absolute URL the server handed out, with its Host header. */
+export function injectUrl(
+  app: FastifyInstance,
+  method: 'GET' | 'PUT' | 'POST' | 'HEAD',
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const parsed = new URL(url);
+  return app.inject({
+    method,
+    url: parsed.pathname + parsed.search,
+    headers: { host: parsed.host, ...headers },
+    ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
+  });
+}

@@ -22,6 +22,16 @@ export class SecretDeriver {
     return this.derive(`deployment-signal:${deploymentId}`).slice(0, 43);
   }
 
+  /** The Swift temp-URL key of a credential (its temp URLs die with it). */
+  tempUrlKey(accessKeyId: string): string {
+    return this.derive(`temp-url:${accessKeyId}`);
+  }
+
+  /** The key that signs hearth's keystone tokens. */
+  tokenKey(): Buffer {
+    return Buffer.from(this.derive('keystone-token'), 'base64url');
+  }
+
   private derive(purpose: string): string {
     return createHmac('sha256', this.#key).update(purpose).digest('base64url');
   }

@@ -13,6 +13,11 @@ import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
+import { newAccessKeyId } from '../auth/secrets.ts';
+import type { StackService } from './stacks.ts';
+
+/** Transports whose agent signals with a credential of this deployment alone. */
+const CREDENTIAL_TRANSPORTS = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL']);
 
 const NEW_ACTION_REASON = 'Deploy data available';
 const NO_SIGNAL_REASON = 'Not waiting for outputs signal';
@@ -23,6 +28,7 @@ export class DeploymentService {
     private readonly store: Store,
     private readonly configs: ConfigService,
     private readonly feed: Feed,
+    private readonly stacks: StackService,
   ) {}
 
   /** Creates a deployment; it reaches the server's metadata as soon as this resolves. */
@@ -31,7 +37,11 @@ export class DeploymentService {
     const transport = body.signal_transport ?? 'HEARTH_SIGNAL';
     const timeout = body.timeout ?? DEFAULT_DEPLOYMENT_TIMEOUT;
     const id = randomUUID();
+    const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
+    const accessKeyId = CREDENTIAL_TRANSPORTS.has(transport) ? newAccessKeyId() : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      const resourceName = stack ? (body.resource_name ?? id) : null;
+      if (stack && resourceName) await this.stacks.assertNameFree(trx, stack, resourceName);
       const status = body.status ?? (transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS');
       const values: DeploymentRow = {
         id,
@@ -53,8 +63,18 @@ export class DeploymentService {
         last_heartbeat_at: null,
         created_at: now,
         updated_at: null,
+        stack_id: stack?.id ?? null,
+        stack_name: stack?.name ?? null,
+        resource_name: resourceName,
+        access_key_id: accessKeyId,
       };
       await trx.insertInto('software_deployments').values(values).execute();
+      if (accessKeyId !== null) {
+        await trx
+          .insertInto('resource_credentials')
+          .values({ access_key_id: accessKeyId, project_id: projectId, kind: 'deployment', target_id: id, created_at: now })
+          .execute();
+      }
       event(
         deploymentEvent(
           values,
@@ -169,6 +189,8 @@ export class DeploymentService {
       const current = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
       await trx.deleteFrom('signals').where('deployment_id', '=', id).execute();
+      if (current.access_key_id !== null)
+        await trx.deleteFrom('resource_credentials').where('access_key_id', '=', current.access_key_id).execute();
       await trx.deleteFrom('software_deployments').where('id', '=', id).execute();
       event(deploymentEvent(current, 'deployment.deleted', `Deployment deleted (was ${current.action} ${current.status})`));
       publish(topics.serverMetadata(current.server_id));

@@ -40,12 +40,21 @@ function row(overrides: Partial<DeploymentRow> = {}): DeploymentRow {
     last_heartbeat_at: null,
     created_at: '2026-01-02T03:04:05.678Z',
     updated_at: null,
+    stack_id: null,
+    stack_name: null,
+    resource_name: null,
+    access_key_id: null,
     ...overrides,
   };
 }
 
 test('derived config: declared inputs, then undeclared values, then deploy_* inputs (Heat §3.3)', () => {
-  const derived = deriveConfig(config, row(), { url: 'http://127.0.0.1:1/signal?token=t', verb: 'POST' });
+  const derived = deriveConfig(config, row(), {
+    inputs: [
+      ['deploy_signal_id', 'http://127.0.0.1:1/signal?token=t'],
+      ['deploy_signal_verb', 'POST'],
+    ],
+  });
   assert.equal(derived.id, '00000000-0000-4000-8000-0000000000c1');
   assert.equal(derived.name, 'web');
   assert.equal(derived.group, 'script');
@@ -60,7 +69,8 @@ test('derived config: declared inputs, then undeclared values, then deploy_* inp
       ['extra', 'x'],
       ['deploy_server_id', 'srv-1'],
       ['deploy_action', 'CREATE'],
-      ['deploy_resource_name', '00000000-0000-4000-8000-0000000000d1'],
+      ['deploy_stack_id', 'deployments/00000000-0000-4000-8000-0000000000d1'],
+      ['deploy_resource_name', 'deployment'],
       ['deploy_signal_transport', 'HEARTH_SIGNAL'],
       ['deploy_signal_verb', 'POST'],
     ],
@@ -72,6 +82,13 @@ test('NO_SIGNAL deployments carry no signal inputs; the deployment name wins ove
   const derived = deriveConfig({ ...config, inputs: [] }, row({ signal_transport: 'NO_SIGNAL', name: 'my-deploy' }), null);
   assert.equal(derived.name, 'my-deploy');
   assert.ok(!derived.inputs.some((i) => i.name === 'deploy_signal_id' || i.name === 'deploy_signal_verb'));
+});
+
+test('a deployment in a stack names its stack and resource as Heat does', () => {
+  const derived = deriveConfig(config, row({ stack_id: 'sid', stack_name: 'web', resource_name: 'install' }), null);
+  const value = (name: string) => derived.inputs.find((i) => i.name === name)?.value;
+  assert.equal(value('deploy_stack_id'), 'web/sid');
+  assert.equal(value('deploy_resource_name'), 'install');
 });
 
 test('entries sort by name, ties by creation time', () => {

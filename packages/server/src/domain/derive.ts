@@ -1,12 +1,10 @@
 import { heatTime, type DerivedConfig, type SoftwareConfig, type StoredInput } from '@hearth/protocol';
 import type { DeploymentRow } from '../store/schema.ts';
+import { placementOf } from './stacks.ts';
 
-/** Where the agent signals a deployment's result (HEARTH_SIGNAL). */
+/** How the agent signals a deployment's result: the transport's `deploy_*` inputs, in order. */
 export interface SignalEndpoint {
-  /** Capability URL: POST here with the hook's result, no other credential needed. */
-  url: string;
-  /** HTTP verb. */
-  verb: 'POST';
+  inputs: Array<[name: string, value: string]>;
 }
 
 const DEPLOY_INPUT_DESCRIPTIONS: Record<string, string> = {
@@ -17,6 +15,11 @@ const DEPLOY_INPUT_DESCRIPTIONS: Record<string, string> = {
   deploy_signal_transport: 'How the server should signal to heat with the deployment output values.',
   deploy_signal_id: 'ID of signal to use for signaling output values',
   deploy_signal_verb: 'HTTP verb to use for signaling outputvalues',
+  deploy_auth_url: 'URL for API authentication',
+  deploy_username: 'Username for API authentication',
+  deploy_user_id: 'User ID for API authentication',
+  deploy_password: 'Password for API authentication',
+  deploy_project_id: 'ID of project for API authentication',
 };
 
 function deployInput(name: string, value: string): StoredInput {
@@ -44,13 +47,15 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
   for (const [name, value] of Object.entries(values)) {
     if (!declared.has(name)) inputs.push({ name, type: 'String', value });
   }
+  const placement = placementOf(deployment, 'deployment');
   const deployInputs: StoredInput[] = [
     deployInput('deploy_server_id', deployment.server_id),
     deployInput('deploy_action', deployment.action),
-    deployInput('deploy_resource_name', deployment.name ?? deployment.id),
+    deployInput('deploy_stack_id', `${placement.stackName}/${placement.stackId}`),
+    deployInput('deploy_resource_name', placement.resourceName),
     deployInput('deploy_signal_transport', deployment.signal_transport),
   ];
-  if (signal) deployInputs.push(deployInput('deploy_signal_id', signal.url), deployInput('deploy_signal_verb', signal.verb));
+  for (const [name, value] of signal?.inputs ?? []) deployInputs.push(deployInput(name, value));
   for (const input of deployInputs) {
     const index = inputs.findIndex((i) => i.name === input.name);
     if (index >= 0) inputs[index] = { ...inputs[index]!, value: input.value };

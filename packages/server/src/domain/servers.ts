@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { heatTime, type AgentCredential, type Server, type ServerCreate } from '@hearth/protocol';
+import { heatTime, type Server, type ServerCreate, type ServerCreated } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { ServerRow } from '../store/schema.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
 import { topics } from '../feed/feed.ts';
+import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
+import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
+
+/** A resource name must not contain `/` or `.` (os-collect-config splits `Resource.Metadata` on dots). */
+const RESOURCE_NAME = /^[A-Za-z0-9_:-]+$/;
 
 /** The identity an agent credential resolves to. */
 export interface AgentIdentity {
@@ -23,21 +28,34 @@ export class ServerService {
   private readonly seen = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
 
+  /** server id -> row, for the collector settings in its metadata document (filled by create and lookups). */
+  private readonly rows = new Map<string, ServerRow>();
+
   constructor(
     private readonly store: Store,
     private readonly secrets: SecretDeriver,
     private readonly metadataUrl: string,
+    private readonly stacks: StackService,
+    private readonly transport: TransportContext,
     /** How often last-seen times are written (default 5 s). */
     private readonly seenFlushMs = 5000,
   ) {}
 
   /** Registers a server; the credential in the reply is the only time its secret is shown. */
-  async create(projectId: string, body: ServerCreate): Promise<{ server: Server; credential: AgentCredential }> {
+  async create(projectId: string, body: ServerCreate): Promise<ServerCreated> {
     const id = body.id ?? randomUUID();
     const accessKeyId = newAccessKeyId();
+    const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
+    const resourceName = stack ? (body.resource_name ?? body.name) : pseudoPlacement('server').resource_name;
+    if (!RESOURCE_NAME.test(resourceName)) {
+      throw new HearthError('ERR_REQUEST_INVALID', {
+        reason: `resource name ${JSON.stringify(resourceName)} may hold only letters, digits, _, : and -; give resource_name`,
+      });
+    }
     const row = await this.store.write(async ({ trx, now, event }) => {
       const existing = await trx.selectFrom('servers').select('id').where('id', '=', id).executeTakeFirst();
       if (existing) throw new HearthError('ERR_SERVER_EXISTS', { id });
+      if (stack) await this.stacks.assertNameFree(trx, stack, resourceName);
       const values: ServerRow = {
         id,
         project_id: projectId,
@@ -45,6 +63,10 @@ export class ServerService {
         access_key_id: accessKeyId,
         created_at: now,
         last_seen_at: null,
+        config_transport: body.software_config_transport ?? 'HEARTH_LONG_POLL',
+        stack_id: stack?.id ?? null,
+        stack_name: stack?.name ?? null,
+        resource_name: stack ? resourceName : null,
       };
       await trx.insertInto('servers').values(values).execute();
       event({
@@ -53,12 +75,14 @@ export class ServerService {
         resource_type: 'server',
         resource_id: id,
         server_id: id,
-        message: `Server ${body.name} registered`,
-        data: JSON.stringify({ access_key_id: accessKeyId }),
+        message: `Server ${body.name} registered (${values.config_transport})`,
+        data: JSON.stringify({ access_key_id: accessKeyId, software_config_transport: values.config_transport }),
       });
       return values;
     });
+    this.remember(row);
     const secret = this.secrets.agentSecret(accessKeyId);
+    const osCollectConfig = collectorConfig(this.transport, row);
     return {
       server: this.toApi(row),
       credential: {
@@ -67,7 +91,29 @@ export class ServerService {
         token: `${accessKeyId}:${secret}`,
         metadata_url: this.metadataUrl,
       },
+      os_collect_config: osCollectConfig,
+      os_collect_config_conf: collectorConfText(osCollectConfig),
     };
+  }
+
+  /** The `os-collect-config` settings of a server's metadata document (Heat's, for its transport). */
+  collectorSettings(serverId: string): Record<string, unknown> {
+    const row = this.rows.get(serverId);
+    return row
+      ? collectorConfig(this.transport, row)
+      : { collectors: ['hearth'], hearth: { metadata_url: this.metadataUrl, server_id: serverId } };
+  }
+
+  /** The server holding an access key, or undefined (servers are cached once seen). */
+  async byAccessKeyId(accessKeyId: string): Promise<ServerRow | undefined> {
+    const row = await this.store.reader.selectFrom('servers').selectAll().where('access_key_id', '=', accessKeyId).executeTakeFirst();
+    if (row) this.remember(row);
+    return row;
+  }
+
+  private remember(row: ServerRow): void {
+    if (this.rows.size > 100_000) this.rows.clear();
+    this.rows.set(row.id, row);
   }
 
   /** Lists a project's servers by id. */
@@ -103,6 +149,7 @@ export class ServerService {
     });
     this.forgetAccessKey(row.access_key_id);
     this.seen.delete(id);
+    this.rows.delete(id);
   }
 
   /** Drops a cached credential (called on delete, and by the feed for other replicas). */
@@ -119,11 +166,7 @@ export class ServerService {
     if (identity) return compare(secret, identity.secret) ? identity : null;
     const expected = this.secrets.agentSecret(accessKeyId);
     if (!compare(secret, expected)) return null;
-    const row = await this.store.reader
-      .selectFrom('servers')
-      .select(['id', 'project_id'])
-      .where('access_key_id', '=', accessKeyId)
-      .executeTakeFirst();
+    const row = await this.byAccessKeyId(accessKeyId);
     if (!row) return null;
     identity = { serverId: row.id, projectId: row.project_id, accessKeyId, secret: expected };
     if (this.byAccessKey.size > 100_000) this.byAccessKey.clear();
@@ -163,11 +206,16 @@ export class ServerService {
 
   private toApi(row: ServerRow): Server {
     const lastSeen = this.lastSeen(row.id, row.last_seen_at);
+    const placement = placementOf(row, 'server');
     return {
       id: row.id,
       name: row.name,
       project_id: row.project_id,
       access_key_id: row.access_key_id,
+      software_config_transport: row.config_transport,
+      stack_id: row.stack_id,
+      stack_name: placement.stackName,
+      resource_name: placement.resourceName,
       creation_time: heatTime(new Date(row.created_at)),
       last_seen: lastSeen ? heatTime(new Date(lastSeen)) : null,
     };

@@ -27,6 +27,8 @@ export const topics = {
   projectEvents: (projectId: string) => `events:${projectId}`,
   /** A server's credential was revoked (other replicas drop their cached copy). */
   credential: (accessKeyId: string) => `credential:${accessKeyId}`,
+  /** A wait condition changed (signal, heartbeat, result). */
+  waitCondition: (id: string) => `wait-condition:${id}`,
   /** The earliest deployment deadline may have moved. */
   deadlines: 'deadlines',
 } as const;

@@ -97,5 +97,70 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('events_resource').on('events').columns(['resource_id', 'id']).execute();
       },
     },
+    '0002_stacks_and_wait_conditions': {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('stacks')
+          .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull().references('projects.id'))
+          .addColumn('name', 'varchar(255)', (c) => c.notNull())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .addUniqueConstraint('stacks_project_name', ['project_id', 'name'])
+          .execute();
+        // Where a server or deployment sits: a real stack, or (stack_id null) its own pseudo-stack.
+        for (const table of ['servers', 'software_deployments']) {
+          await db.schema.alterTable(table).addColumn('stack_id', 'varchar(36)').execute();
+          await db.schema.alterTable(table).addColumn('stack_name', 'varchar(255)').execute();
+          await db.schema.alterTable(table).addColumn('resource_name', 'varchar(255)').execute();
+        }
+        await db.schema
+          .alterTable('servers')
+          .addColumn('config_transport', 'varchar(32)', (c) => c.notNull().defaultTo('HEARTH_LONG_POLL'))
+          .execute();
+        await db.schema.alterTable('software_deployments').addColumn('access_key_id', 'varchar(64)').execute();
+        await db.schema
+          .createTable('wait_conditions')
+          .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('stack_id', 'varchar(36)', (c) => c.notNull().references('stacks.id'))
+          .addColumn('name', 'varchar(255)', (c) => c.notNull())
+          .addColumn('count', 'integer', (c) => c.notNull())
+          .addColumn('timeout_s', 'integer', (c) => c.notNull())
+          .addColumn('max_failures', 'integer')
+          .addColumn('min_success_percent', 'integer')
+          .addColumn('status', 'varchar(16)', (c) => c.notNull())
+          .addColumn('status_reason', 'text')
+          .addColumn('deadline_at', 'varchar(32)', (c) => c.notNull())
+          .addColumn('access_key_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('urls_expire_at', 'varchar(32)')
+          .addColumn('generation', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .addColumn('updated_at', 'varchar(32)')
+          .addUniqueConstraint('wait_conditions_stack_name', ['stack_id', 'name'])
+          .execute();
+        await db.schema.createIndex('wait_conditions_deadline').on('wait_conditions').columns(['status', 'deadline_at']).execute();
+        await db.schema
+          .createTable('wait_condition_signals')
+          .addColumn('wait_condition_id', 'varchar(36)', (c) => c.notNull())
+          .addColumn('signal_id', 'varchar(255)', (c) => c.notNull())
+          .addColumn('status', 'varchar(16)', (c) => c.notNull())
+          .addColumn('reason', 'text')
+          .addColumn('data', 'text', (c) => c.notNull())
+          .addColumn('received_at', 'varchar(32)', (c) => c.notNull())
+          .addPrimaryKeyConstraint('wait_condition_signals_pk', ['wait_condition_id', 'signal_id'])
+          .execute();
+        // Credentials issued to one resource other than a server (deployments, wait conditions):
+        // the access key finds the one thing it may reach. The secret is derived, never stored.
+        await db.schema
+          .createTable('resource_credentials')
+          .addColumn('access_key_id', 'varchar(64)', (c) => c.primaryKey())
+          .addColumn('project_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('kind', 'varchar(32)', (c) => c.notNull())
+          .addColumn('target_id', 'varchar(64)', (c) => c.notNull())
+          .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }

@@ -11,6 +11,10 @@ export interface Database {
   software_deployments: SoftwareDeploymentsTable;
   signals: SignalsTable;
   events: EventsTable;
+  stacks: StacksTable;
+  wait_conditions: WaitConditionsTable;
+  wait_condition_signals: WaitConditionSignalsTable;
+  resource_credentials: ResourceCredentialsTable;
 }
 
 export interface ProjectsTable {
@@ -26,6 +30,10 @@ export interface ServersTable {
   access_key_id: string;
   created_at: string;
   last_seen_at: string | null;
+  config_transport: ColumnType<string, string | undefined, string>;
+  stack_id: string | null;
+  stack_name: string | null;
+  resource_name: string | null;
 }
 
 export interface SoftwareConfigsTable {
@@ -60,6 +68,11 @@ export interface SoftwareDeploymentsTable {
   last_heartbeat_at: string | null;
   created_at: string;
   updated_at: string | null;
+  stack_id: string | null;
+  stack_name: string | null;
+  resource_name: string | null;
+  /** Credential of this deployment alone (CFN_SIGNAL, HEAT_SIGNAL, TEMP_URL_SIGNAL). */
+  access_key_id: string | null;
 }
 
 export interface SignalsTable {
@@ -85,8 +98,55 @@ export interface EventsTable {
   data: ColumnType<string, string, string>;
 }
 
+export interface StacksTable {
+  id: string;
+  project_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface WaitConditionsTable {
+  id: string;
+  project_id: string;
+  stack_id: string;
+  name: string;
+  count: number;
+  timeout_s: number;
+  max_failures: number | null;
+  min_success_percent: number | null;
+  status: string;
+  status_reason: string | null;
+  deadline_at: string;
+  access_key_id: string;
+  urls_expire_at: string | null;
+  /** Bumped on every change; the ETag of the long-poll. */
+  generation: number;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface WaitConditionSignalsTable {
+  wait_condition_id: string;
+  signal_id: string;
+  status: string;
+  reason: string | null;
+  data: string;
+  received_at: string;
+}
+
+export interface ResourceCredentialsTable {
+  access_key_id: string;
+  project_id: string;
+  kind: 'deployment' | 'wait_condition';
+  target_id: string;
+  created_at: string;
+}
+
 export type ServerRow = Selectable<ServersTable>;
 export type ConfigRow = Selectable<SoftwareConfigsTable>;
 export type DeploymentRow = Selectable<SoftwareDeploymentsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type NewEvent = Insertable<EventsTable>;
+export type StackRow = Selectable<StacksTable>;
+export type WaitConditionRow = Selectable<WaitConditionsTable>;
+export type WaitConditionSignalRow = Selectable<WaitConditionSignalsTable>;

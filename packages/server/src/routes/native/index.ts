@@ -5,6 +5,7 @@ import { serverRoutes } from './servers.ts';
 import { configRoutes } from './configs.ts';
 import { deploymentRoutes } from './deployments.ts';
 import { eventRoutes } from './events.ts';
+import { stackRoutes } from './stacks.ts';
 
 /** The native API under /v1/{project_id}. */
 export const nativeRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -13,4 +14,5 @@ export const nativeRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   await app.register(configRoutes, { services });
   await app.register(deploymentRoutes, { services });
   await app.register(eventRoutes, { services });
+  await app.register(stackRoutes, { services });
 };

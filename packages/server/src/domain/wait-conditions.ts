@@ -1,0 +1,404 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CfnWaitConditionSignal,
+  HeatWaitConditionSignal,
+  heatTime,
+  resourceArn,
+  type WaitCondition,
+  type WaitConditionCreate,
+  type WaitConditionHeartbeat,
+} from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
+import { topics, waitForChange, type Feed } from '../feed/feed.ts';
+import { newAccessKeyId } from '../auth/secrets.ts';
+import { issueToken } from '../auth/keystone-token.ts';
+import { HearthError } from './errors.ts';
+import type { StackService } from './stacks.ts';
+import { cfnSignedUrl, type TransportContext } from './transports.ts';
+import { bodyChecker } from './body-check.ts';
+import { decide, timeoutReason } from './wait-condition-rules.ts';
+
+/** A signal as every handle flavour reduces it. */
+export interface WaitSignal {
+  status: 'SUCCESS' | 'FAILURE';
+  reason: string | null;
+  data: unknown;
+  /** Null: the next number (Heat's anonymous signals). */
+  id: string | null;
+}
+
+const checkCfn = bodyChecker(CfnWaitConditionSignal);
+const checkHeat = bodyChecker(HeatWaitConditionSignal);
+
+/** Reads a CFN handle body (`{Status, Reason, UniqueId, Data}`, all four required), or throws a 400 with the reason. */
+export function cfnWaitSignal(body: unknown): WaitSignal {
+  const reason = checkCfn(body);
+  if (reason !== null)
+    throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a CFN wait condition takes {Status, Reason, UniqueId, Data})` });
+  const b = body as CfnWaitConditionSignal;
+  return { status: b.Status, reason: b.Reason, data: b.Data, id: b.UniqueId };
+}
+
+/** Reads a Heat handle body (`{status, reason, data, id}`, all optional; absent = a SUCCESS), or throws a 400. */
+export function heatWaitSignal(body: unknown): WaitSignal {
+  const value = body ?? {};
+  const reason = checkHeat(value);
+  if (reason !== null)
+    throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a wait condition takes {status, reason, data, id})` });
+  const b = value as HeatWaitConditionSignal;
+  return { status: b.status ?? 'SUCCESS', reason: b.reason ?? null, data: b.data ?? null, id: b.id === undefined ? null : String(b.id) };
+}
+
+/** Far-future expiry of handle tokens that have no expiry of their own. */
+const NEVER = new Date('2100-01-01T00:00:00Z');
+
+/** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
+export class WaitConditionService {
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly feed: Feed,
+    private readonly stacks: StackService,
+    private readonly transport: TransportContext,
+    private readonly logError: (error: unknown) => void,
+  ) {}
+
+  /** Creates a wait condition in a stack; its timer starts now. */
+  async create(projectId: string, stackRef: string, body: WaitConditionCreate): Promise<WaitCondition> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      await this.stacks.assertNameFree(trx, stack, body.name);
+      const values: WaitConditionRow = {
+        id: randomUUID(),
+        project_id: projectId,
+        stack_id: stack.id,
+        name: body.name,
+        count: body.count ?? 1,
+        timeout_s: body.timeout,
+        max_failures: body.max_failures ?? null,
+        min_success_percent: body.min_success_percent ?? null,
+        status: 'IN_PROGRESS',
+        status_reason: null,
+        deadline_at: new Date(Date.parse(now) + body.timeout * 1000).toISOString(),
+        access_key_id: newAccessKeyId(),
+        urls_expire_at: body.url_expires_in === undefined ? null : new Date(Date.parse(now) + body.url_expires_in * 1000).toISOString(),
+        generation: 1,
+        created_at: now,
+        updated_at: null,
+      };
+      await trx.insertInto('wait_conditions').values(values).execute();
+      await trx
+        .insertInto('resource_credentials')
+        .values({
+          access_key_id: values.access_key_id,
+          project_id: projectId,
+          kind: 'wait_condition',
+          target_id: values.id,
+          created_at: now,
+        })
+        .execute();
+      event(
+        this.event(
+          values,
+          'wait_condition.created',
+          `Wait condition ${values.name} created: ${values.count} signal(s) within ${values.timeout_s} s`,
+        ),
+      );
+      publish(topics.waitCondition(values.id));
+      return values;
+    });
+    return this.toApi(row, stack, []);
+  }
+
+  /** A stack's wait conditions by name. */
+  async list(projectId: string, stackRef: string): Promise<WaitCondition[]> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const rows = await this.store.reader
+      .selectFrom('wait_conditions')
+      .selectAll()
+      .where('stack_id', '=', stack.id)
+      .orderBy('name')
+      .execute();
+    return Promise.all(rows.map(async (row) => this.toApi(row, stack, await this.signalsOf(row.id))));
+  }
+
+  /** One wait condition with its ETag; with `waitMs` and a matching `etag`, holds until it changes. */
+  async get(
+    projectId: string,
+    stackRef: string,
+    name: string,
+    wait?: { etag: string; waitMs: number; abort?: AbortSignal },
+  ): Promise<{ condition: WaitCondition; etag: string }> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    let row = await this.rowByName(stack, name);
+    if (wait) {
+      const until = Date.now() + wait.waitMs;
+      while (etagOf(row) === wait.etag && Date.now() < until && !wait.abort?.aborted) {
+        await waitForChange(this.feed, [topics.waitCondition(row.id)], until - Date.now(), wait.abort);
+        row = await this.rowByName(stack, name);
+      }
+    }
+    return { condition: this.toApi(row, stack, await this.signalsOf(row.id)), etag: etagOf(row) };
+  }
+
+  /** Deletes a wait condition; its URLs and token stop working at once. */
+  async delete(projectId: string, stackRef: string, name: string): Promise<void> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const row = await this.rowByName(stack, name);
+    await this.store.write(async ({ trx, event, publish }) => {
+      await trx.deleteFrom('wait_condition_signals').where('wait_condition_id', '=', row.id).execute();
+      await trx.deleteFrom('resource_credentials').where('access_key_id', '=', row.access_key_id).execute();
+      await trx.deleteFrom('wait_conditions').where('id', '=', row.id).execute();
+      event(this.event(row, 'wait_condition.deleted', `Wait condition ${row.name} deleted; its handle URLs are revoked`));
+      publish(topics.waitCondition(row.id));
+    });
+  }
+
+  /** Extends the deadline (beyond Heat): by `extend` seconds from now, default the condition's timeout. */
+  async heartbeat(projectId: string, stackRef: string, name: string, body: WaitConditionHeartbeat): Promise<WaitCondition> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const found = await this.rowByName(stack, name);
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', found.id).executeTakeFirstOrThrow();
+      if (current.status !== 'IN_PROGRESS') throw new HearthError('ERR_WAIT_CONDITION_DONE', { name, status: current.status });
+      const extended = new Date(Date.parse(now) + (body.extend ?? current.timeout_s) * 1000).toISOString();
+      const next = {
+        ...current,
+        deadline_at: extended > current.deadline_at ? extended : current.deadline_at,
+        generation: current.generation + 1,
+        updated_at: now,
+      };
+      await trx
+        .updateTable('wait_conditions')
+        .set({ deadline_at: next.deadline_at, generation: next.generation, updated_at: now })
+        .where('id', '=', current.id)
+        .execute();
+      event(
+        this.event(
+          next,
+          'wait_condition.heartbeat',
+          `Heartbeat${body.message ? `: ${body.message}` : ''}; deadline ${heatTime(new Date(next.deadline_at))}`,
+        ),
+      );
+      publish(topics.waitCondition(current.id));
+      return next;
+    });
+    return this.toApi(row, stack, await this.signalsOf(row.id));
+  }
+
+  /**
+   * Applies a signal to a wait condition (by id: the caller already proved its right to it).
+   * A repeated id replaces the earlier signal; a condition that is done answers 409 and keeps its state.
+   */
+  async signal(id: string, signal: WaitSignal): Promise<WaitCondition> {
+    const { row, stack } = await this.store.write(async ({ trx, now, event, publish }) => {
+      const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!current) throw new HearthError('ERR_WAIT_CONDITION_NOT_FOUND', { name: id, stack: '?' });
+      if (current.status !== 'IN_PROGRESS')
+        throw new HearthError('ERR_WAIT_CONDITION_DONE', { name: current.name, status: current.status });
+      const stored = await trx.selectFrom('wait_condition_signals').selectAll().where('wait_condition_id', '=', id).execute();
+      const signalId = signal.id ?? String(stored.length + 1);
+      const record: WaitConditionSignalRow = {
+        wait_condition_id: id,
+        signal_id: signalId,
+        status: signal.status,
+        reason: signal.reason,
+        data: JSON.stringify(signal.data ?? null),
+        received_at: now,
+      };
+      const replaced = stored.some((s) => s.signal_id === signalId);
+      await trx
+        .insertInto('wait_condition_signals')
+        .values(record)
+        .onConflict((oc) =>
+          oc
+            .columns(['wait_condition_id', 'signal_id'])
+            .doUpdateSet({ status: record.status, reason: record.reason, data: record.data, received_at: now }),
+        )
+        .execute();
+      const all = [...stored.filter((s) => s.signal_id !== signalId), record];
+      const verdict = decide(current, all);
+      const next: WaitConditionRow = {
+        ...current,
+        status: verdict?.status ?? 'IN_PROGRESS',
+        status_reason: verdict?.reason ?? null,
+        generation: current.generation + 1,
+        updated_at: now,
+      };
+      await trx
+        .updateTable('wait_conditions')
+        .set({ status: next.status, status_reason: next.status_reason, generation: next.generation, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      event(
+        this.event(
+          next,
+          'wait_condition.signal',
+          `Signal: status:${signal.status} reason:${signal.reason ?? ''}${replaced ? ` (replaces signal ${signalId})` : ''}`,
+          {
+            id: signalId,
+            status: signal.status,
+          },
+        ),
+      );
+      if (verdict) event(this.event(next, `wait_condition.${verdict.status.toLowerCase()}`, verdict.reason));
+      publish(topics.waitCondition(id));
+      const stackRow = await trx.selectFrom('stacks').selectAll().where('id', '=', current.stack_id).executeTakeFirstOrThrow();
+      return { row: next, stack: stackRow };
+    });
+    return this.toApi(row, stack, await this.signalsOf(id));
+  }
+
+  /** A wait condition row and its stack, by id (for the guest paths). */
+  async byId(id: string): Promise<{ row: WaitConditionRow; stack: StackRow } | undefined> {
+    const row = await this.store.reader.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const stack = await this.store.reader.selectFrom('stacks').selectAll().where('id', '=', row.stack_id).executeTakeFirstOrThrow();
+    return { row, stack };
+  }
+
+  /** Heat's handle metadata: signal id → {status, reason, data}. */
+  async handleMetadata(id: string): Promise<Record<string, unknown>> {
+    const signals = await this.signalsOf(id);
+    return Object.fromEntries(
+      signals.map((s) => [s.signal_id, { status: s.status, reason: s.reason, data: JSON.parse(s.data) as unknown }]),
+    );
+  }
+
+  /** Starts failing conditions whose deadline passed (checked every `everyMs`). */
+  start(everyMs = 500): void {
+    this.sweeper ??= setInterval(() => {
+      this.sweeping ??= this.expireDue()
+        .then(() => undefined, this.logError)
+        .finally(() => (this.sweeping = undefined));
+    }, everyMs).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    await this.sweeping;
+  }
+
+  /** Fails every IN_PROGRESS condition past its deadline with Heat's timeout reason. */
+  async expireDue(): Promise<number> {
+    const nowIso = new Date().toISOString();
+    const due = await this.store.reader
+      .selectFrom('wait_conditions')
+      .select('id')
+      .where('status', '=', 'IN_PROGRESS')
+      .where('deadline_at', '<=', nowIso)
+      .limit(500)
+      .execute();
+    for (const { id } of due) {
+      await this.store.write(async ({ trx, now, event, publish }) => {
+        const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
+        if (!current || current.status !== 'IN_PROGRESS' || current.deadline_at > now) return;
+        const signals = await trx
+          .selectFrom('wait_condition_signals')
+          .select(['status', 'reason'])
+          .where('wait_condition_id', '=', id)
+          .execute();
+        const reason = timeoutReason(current, signals);
+        await trx
+          .updateTable('wait_conditions')
+          .set({ status: 'FAILED', status_reason: reason, generation: current.generation + 1, updated_at: now })
+          .where('id', '=', id)
+          .execute();
+        event(this.event(current, 'wait_condition.failed', reason));
+        publish(topics.waitCondition(id));
+      });
+    }
+    return due.length;
+  }
+
+  private async rowByName(stack: StackRow, name: string): Promise<WaitConditionRow> {
+    const row = await this.store.reader
+      .selectFrom('wait_conditions')
+      .selectAll()
+      .where('stack_id', '=', stack.id)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) throw new HearthError('ERR_WAIT_CONDITION_NOT_FOUND', { name, stack: stack.name });
+    return row;
+  }
+
+  private signalsOf(id: string): Promise<WaitConditionSignalRow[]> {
+    return this.store.reader
+      .selectFrom('wait_condition_signals')
+      .selectAll()
+      .where('wait_condition_id', '=', id)
+      .orderBy('received_at')
+      .execute();
+  }
+
+  private event(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
+    return {
+      project_id: row.project_id,
+      type,
+      resource_type: 'wait_condition',
+      resource_id: row.id,
+      server_id: null,
+      message,
+      data: JSON.stringify(data),
+    };
+  }
+
+  /** The native API shape, with every handle form Heat offers. */
+  toApi(row: WaitConditionRow, stack: StackRow, signals: WaitConditionSignalRow[]): WaitCondition {
+    const ctx = this.transport;
+    const arn = resourceArn(row.project_id, stack.name, stack.id, row.name);
+    const created = new Date(row.created_at);
+    const endpoint = `${ctx.publicUrl}/v1/${row.project_id}/stacks/${stack.name}/${stack.id}/resources/${row.name}/signal`;
+    const token = issueToken({
+      accessKeyId: row.access_key_id,
+      projectId: row.project_id,
+      expiresAt: row.urls_expire_at ? new Date(row.urls_expire_at) : NEVER,
+      key: ctx.secrets.tokenKey(),
+    });
+    const parsed = signals.map((s) => ({
+      id: s.signal_id,
+      status: s.status as 'SUCCESS' | 'FAILURE',
+      reason: s.reason,
+      data: JSON.parse(s.data) as unknown,
+      time: heatTime(new Date(s.received_at)),
+    }));
+    const successes = parsed.filter((s) => s.status === 'SUCCESS').length;
+    return {
+      name: row.name,
+      stack_id: stack.id,
+      stack_name: stack.name,
+      arn,
+      count: row.count,
+      timeout: row.timeout_s,
+      max_failures: row.max_failures ?? 0,
+      min_success_percent: row.min_success_percent,
+      status: row.status as WaitCondition['status'],
+      status_reason: row.status_reason,
+      received: parsed.length,
+      successes,
+      failures: parsed.length - successes,
+      data: Object.fromEntries(parsed.map((s) => [s.id, s.data])),
+      signals: parsed,
+      deadline: heatTime(new Date(row.deadline_at)),
+      creation_time: heatTime(created),
+      updated_time: row.updated_at ? heatTime(new Date(row.updated_at)) : null,
+      handle: {
+        cfn_url: cfnSignedUrl(ctx, 'waitcondition', arn, row.access_key_id, created),
+        endpoint,
+        token,
+        curl_cli: `curl -i -X POST -H 'X-Auth-Token: ${token}' -H 'Content-Type: application/json' -H 'Accept: application/json' ${endpoint}`,
+        signal_url: cfnSignedUrl(ctx, 'signal', arn, row.access_key_id, created),
+        expires_at: row.urls_expire_at ? heatTime(new Date(row.urls_expire_at)) : null,
+      },
+    };
+  }
+}
+
+/** The strong ETag of a wait condition's state. */
+export function etagOf(row: WaitConditionRow): string {
+  return `"${row.id}-${row.generation}"`;
+}

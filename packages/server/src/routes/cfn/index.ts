@@ -1,0 +1,158 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ERRORS, heatTime, stackArn } from '@hearth/protocol';
+import type { Services } from '../../services.ts';
+import { HearthError, isHearthError } from '../../domain/errors.ts';
+import { arnFromPath, parseArn } from '../../auth/arn.ts';
+import type { Holder } from '../../auth/guest-credentials.ts';
+import { BODY_LIMITS } from '../limits.ts';
+import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
+import { resourceMetadata, resourceSignal } from '../resource-actions.ts';
+import { cfnErrorBody, describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
+
+type Format = 'xml' | 'json';
+
+/** CFN replies are XML unless the query says `ContentType=JSON` (heat-api-cfn's rule). */
+function formatOf(request: FastifyRequest): Format {
+  return queryParams(request).ContentType?.toUpperCase() === 'JSON' ? 'json' : 'xml';
+}
+
+function send(reply: FastifyReply, format: Format, status: number, body: string): FastifyReply {
+  return reply
+    .code(status)
+    .type(format === 'json' ? 'application/json' : 'application/xml')
+    .send(body);
+}
+
+/** CFN error codes for hearth's statuses. */
+function cfnCode(status: number, code: string): string {
+  if (code === 'ERR_SIGNED_URL_INVALID' || code === 'ERR_SIGNED_URL_EXPIRED' || status === 401 || status === 403) return 'AccessDenied';
+  if (status === 413) return 'RequestLimitExceeded';
+  if (status === 404) return 'ValidationError';
+  if (status === 409) return 'InvalidAction';
+  return status >= 500 ? 'InternalFailure' : 'InvalidParameterValue';
+}
+
+/** The ARN a CFN signal path names, parsed, or a 400 that says why not. */
+function pathArn(request: FastifyRequest): NonNullable<ReturnType<typeof parseArn>> {
+  const text = arnFromPath(request.url.split('?', 1)[0] ?? '') ?? arnFromPath(decodedPath(request));
+  const arn = text === null ? null : parseArn(text);
+  if (arn === null || arn.resourceName === null) {
+    throw new HearthError('ERR_REQUEST_INVALID', {
+      reason: 'the path must end in a resource ARN: arn:openstack:heat::{project}:stacks/{name}/{id}/resources/{resource}',
+    });
+  }
+  return arn;
+}
+
+/** The DescribeStackResource detail of the resource a credential holds. */
+async function describe(services: Services, holder: Holder, request: FastifyRequest): Promise<StackResourceDetail> {
+  const metadata = await resourceMetadata(services, holder, request.log);
+  const types = { server: 'OS::Nova::Server', deployment: 'OS::Heat::SoftwareDeployment', wait_condition: 'OS::Heat::WaitConditionHandle' };
+  const physical = holder.kind === 'server' ? holder.serverId : holder.kind === 'deployment' ? holder.deploymentId : holder.waitConditionId;
+  return {
+    StackId: stackArn(holder.projectId, holder.stackName, holder.stackId),
+    StackName: holder.stackName,
+    LogicalResourceId: holder.resourceName,
+    PhysicalResourceId: physical,
+    ResourceType: types[holder.kind],
+    ResourceStatus: 'CREATE_COMPLETE',
+    ResourceStatusReason: 'state changed',
+    Description: '',
+    LastUpdatedTimestamp: heatTime(),
+    Metadata: metadata,
+  };
+}
+
+/**
+ * The CFN-compatible API as heat-api-cfn serves it to guests: pre-signed wait-condition and
+ * signal URLs, and DescribeStackResource for metadata polling. Errors are CFN error bodies. Unlike
+ * Heat, a bad body is a 400 with a reason, never a silent 200 or a 500.
+ */
+export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  app.setErrorHandler((error, request, reply) => {
+    const format = formatOf(request);
+    if (isHearthError(error)) {
+      return send(
+        reply,
+        format,
+        error.statusCode,
+        cfnErrorBody(
+          {
+            type: error.statusCode >= 500 ? 'Server' : 'Sender',
+            code: cfnCode(error.statusCode, error.code),
+            message: `${error.message} (${error.code})`,
+          },
+          format,
+        ),
+      );
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const code = status === 413 ? 'ERR_REQUEST_BODY_TOO_LARGE' : 'ERR_REQUEST_INVALID';
+      return send(
+        reply,
+        format,
+        status,
+        cfnErrorBody({ type: 'Sender', code: cfnCode(status, code), message: `${(error as Error).message} (${code})` }, format),
+      );
+    }
+    request.log.error({ err: error }, 'CFN request failed');
+    const message = ERRORS.ERR_INTERNAL.message.replace('{request_id}', request.id);
+    return send(reply, format, 500, cfnErrorBody({ type: 'Server', code: 'InternalFailure', message }, format));
+  });
+
+  // A handle URL: PUT the CFN handle body; the answer names the resource (heat-api-cfn's reply).
+  app.put('/waitcondition/*', { bodyLimit: BODY_LIMITS.signal }, async (request, reply) => {
+    const arn = pathArn(request);
+    const holder = await ec2Holder(services, request);
+    assertNamesHolder(holder, arn);
+    if (holder.kind !== 'wait_condition')
+      throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', { name: holder.resourceName, kind: holder.kind });
+    if (request.body === undefined)
+      throw new HearthError('ERR_SIGNAL_INVALID', {
+        reason: 'the body is empty (a CFN wait condition takes {Status, Reason, UniqueId, Data})',
+      });
+    await resourceSignal(services, holder, request.body, 'cfn-wait');
+    const format = formatOf(request);
+    const metadata = await services.waitConditions.handleMetadata(holder.waitConditionId);
+    return send(
+      reply,
+      format,
+      200,
+      format === 'json'
+        ? JSON.stringify({ resource: holder.resourceName, metadata })
+        : `<resource>${escapeXml(holder.resourceName)}</resource>`,
+    );
+  });
+
+  // A signal URL (deployments' CFN_SIGNAL, handles' `signal` URL): 200 with an empty body once committed.
+  app.post('/signal/*', { bodyLimit: BODY_LIMITS.signal }, async (request, reply) => {
+    const arn = pathArn(request);
+    const holder = await ec2Holder(services, request);
+    assertNamesHolder(holder, arn);
+    await resourceSignal(services, holder, request.body, 'heat');
+    return reply.code(200).send();
+  });
+
+  const action = async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = queryParams(request);
+    if (params.Action !== 'DescribeStackResource') {
+      throw new HearthError('ERR_REQUEST_INVALID', {
+        reason: `Action ${params.Action ?? '(none)'} is not served here; guests use DescribeStackResource`,
+      });
+    }
+    const stackName = params.StackName;
+    const resourceName = params.LogicalResourceId;
+    if (!stackName || !resourceName)
+      throw new HearthError('ERR_REQUEST_INVALID', { reason: 'DescribeStackResource needs StackName and LogicalResourceId' });
+    const holder = await ec2Holder(services, request);
+    const byArn = parseArn(stackName);
+    const target = byArn ? { ...byArn, resourceName } : { project: holder.projectId, stackName, stackId: holder.stackId, resourceName };
+    assertNamesHolder(holder, target);
+    const detail = await describe(services, holder, request);
+    const format = formatOf(request);
+    return send(reply, format, 200, format === 'json' ? describeStackResourceJson(detail) : describeStackResourceXml(detail));
+  };
+  app.get('/', action);
+  app.post('/', { bodyLimit: BODY_LIMITS.small }, action);
+};

@@ -1,0 +1,87 @@
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import { HearthError } from '../domain/errors.ts';
+import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '../auth/ec2-signature.ts';
+import { holderExpired, namesHolder, type Holder } from '../auth/guest-credentials.ts';
+import { verifyToken } from '../auth/keystone-token.ts';
+import { heatTime } from '@hearth/protocol';
+
+/** The request path, percent-decoded (what Heat signs), without the query. */
+export function decodedPath(request: FastifyRequest): string {
+  const raw = request.url.split('?', 1)[0] ?? '/';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HearthError('ERR_REQUEST_INVALID', { reason: 'the path has malformed percent-encoding' });
+  }
+}
+
+/** Query parameters as single strings (a repeated key keeps its first value). */
+export function queryParams(request: FastifyRequest): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [key, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+    const first = Array.isArray(value) ? (value[0] as unknown) : value;
+    if (typeof first === 'string') params[key] = first;
+  }
+  return params;
+}
+
+/** Refuses a holder whose URLs expired. */
+export function assertNotExpired(holder: Holder): void {
+  if (holderExpired(holder)) {
+    const expiredAt = holder.kind === 'wait_condition' && holder.expiresAt ? heatTime(new Date(holder.expiresAt)) : 'an earlier time';
+    throw new HearthError('ERR_SIGNED_URL_EXPIRED', { expired_at: expiredAt });
+  }
+}
+
+/**
+ * Authenticates an EC2-signed request (signature v2 in the query, as Heat's pre-signed URLs and
+ * os-collect-config send it, or SigV4 as boto sends it): the access key must exist, the signature
+ * match its secret, and the credential not be expired. Returns what the credential reaches.
+ */
+export async function ec2Holder(services: Services, request: FastifyRequest): Promise<Holder> {
+  const ec2: Ec2Request = {
+    method: request.method,
+    host: request.headers.host ?? '',
+    path: decodedPath(request),
+    params: queryParams(request),
+    headers: request.headers,
+    body: request.method === 'GET' || request.method === 'HEAD' ? '' : undefined,
+  };
+  const claimed = extractEc2Credential(ec2);
+  if (!claimed.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message });
+  const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
+  if (!holder)
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the access key is unknown or was revoked (its resource was deleted)' });
+  // Pre-signed v2 URLs live as long as their resource (Heat's alarm URLs); a client signing each
+  // request (SigV4, boto) gets Keystone's 15-minute replay window.
+  const ttlSeconds = claimed.version === 4 ? DEFAULT_EC2_TTL_SECONDS : null;
+  const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), { ttlSeconds });
+  if (!verified.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: verified.message });
+  assertNotExpired(holder);
+  return holder;
+}
+
+/** Refuses a holder that is not the resource the request names (hearth scopes credentials per resource). */
+export function assertNamesHolder(
+  holder: Holder,
+  target: { project: string; stackName: string; stackId: string; resourceName: string | null },
+): void {
+  if (!namesHolder(holder, target)) {
+    throw new HearthError('ERR_AUTH_FORBIDDEN', {
+      reason: `this credential reaches only resource ${holder.resourceName} of stack ${holder.stackName}/${holder.stackId}`,
+    });
+  }
+}
+
+/** The holder of a hearth keystone token (`X-Auth-Token: hk1...`), or null when the header holds something else. */
+export async function tokenHolder(services: Services, request: FastifyRequest): Promise<Holder | null> {
+  const token = request.headers['x-auth-token'];
+  if (typeof token !== 'string' || !token.startsWith('hk1.')) return null;
+  const verified = verifyToken(token, services.secrets.tokenKey());
+  if (!verified.ok) throw new HearthError('ERR_AUTH_INVALID');
+  const holder = await services.guestCredentials.lookup(verified.accessKeyId);
+  if (!holder || holder.projectId !== verified.projectId) throw new HearthError('ERR_AUTH_INVALID');
+  assertNotExpired(holder);
+  return holder;
+}

@@ -1,0 +1,67 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { DeploymentSignal } from '@hearth/protocol';
+import type { Services } from '../services.ts';
+import type { Holder } from '../auth/guest-credentials.ts';
+import type { MetadataSnapshot } from '../domain/metadata.ts';
+import { HearthError } from '../domain/errors.ts';
+import { bodyChecker } from '../domain/body-check.ts';
+import { cfnWaitSignal, heatWaitSignal } from '../domain/wait-conditions.ts';
+
+const checkDeploymentSignal = bodyChecker(DeploymentSignal);
+
+/** A server's metadata snapshot as its agent reads it, recording the first fetch of new deployments. */
+export async function serverSnapshot(
+  services: Services,
+  holder: Holder & { kind: 'server' },
+  log: FastifyBaseLogger,
+): Promise<MetadataSnapshot> {
+  services.servers.touch(holder.serverId);
+  const snapshot = await services.metadata.snapshot(holder.projectId, holder.serverId);
+  if (snapshot.unfetched.length > 0) {
+    const fetched = snapshot.unfetched;
+    services.metadata.clearUnfetched(holder.serverId);
+    services.signals.markFetched(fetched).catch((error: unknown) => log.error({ err: error }, 'could not record the fetch'));
+  }
+  return snapshot;
+}
+
+/** The metadata of the resource a credential holds: a server's document, a handle's signals, or `{}`. */
+export async function resourceMetadata(services: Services, holder: Holder, log: FastifyBaseLogger): Promise<unknown> {
+  switch (holder.kind) {
+    case 'server':
+      return JSON.parse((await serverSnapshot(services, holder, log)).body) as unknown;
+    case 'wait_condition':
+      return services.waitConditions.handleMetadata(holder.waitConditionId);
+    default:
+      return {};
+  }
+}
+
+/**
+ * Applies a signal to the resource a credential holds. `cfn-wait` is the body of a CFN handle
+ * (`PUT /waitcondition`); `heat` is everything else (`POST /signal`, the native resource signal,
+ * Swift PUTs): a Heat handle body for wait conditions, the hook's output for deployments.
+ */
+export async function resourceSignal(services: Services, holder: Holder, body: unknown, flavour: 'cfn-wait' | 'heat'): Promise<unknown> {
+  switch (holder.kind) {
+    case 'wait_condition':
+      return services.waitConditions.signal(holder.waitConditionId, flavour === 'cfn-wait' ? cfnWaitSignal(body) : heatWaitSignal(body));
+    case 'deployment': {
+      if (flavour === 'cfn-wait')
+        throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', {
+          name: holder.resourceName,
+          kind: 'deployment (signal it with POST /v1/signal)',
+        });
+      const signal = body ?? {};
+      const reason = checkDeploymentSignal(signal);
+      if (reason !== null) throw new HearthError('ERR_SIGNAL_INVALID', { reason });
+      return services.signals.signal(
+        { kind: 'capability', deploymentId: holder.deploymentId },
+        holder.deploymentId,
+        signal as DeploymentSignal,
+      );
+    }
+    default:
+      throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', { name: holder.resourceName, kind: holder.kind });
+  }
+}
