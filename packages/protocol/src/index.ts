@@ -8,3 +8,4 @@ export * from './event.ts';
 export * from './server.ts';
 export * from './stack.ts';
 export * from './wait-condition.ts';
+export * from './signing.ts';

@@ -26,12 +26,4 @@ export const Stack = Type.Object({
 });
 export type Stack = Static<typeof Stack>;
 
-/** Builds a stack ARN: `arn:openstack:heat::{project}:stacks/{name}/{id}` (reference/server.md §1.2). */
-export function stackArn(project: string, name: string, id: string): string {
-  return `arn:openstack:heat::${encodeURIComponent(project)}:stacks/${encodeURIComponent(name)}/${encodeURIComponent(id)}`;
-}
-
-/** Builds a resource ARN: the stack ARN plus `/resources/{name}`. */
-export function resourceArn(project: string, name: string, id: string, resource: string): string {
-  return `${stackArn(project, name, id)}/resources/${encodeURIComponent(resource)}`;
-}
+export { resourceArn, stackArn } from './arn.ts';

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Secrets derived from the master key: nothing secret is stored in clear. The same derived
@@ -47,9 +47,4 @@ export function newRandomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Compares two secrets in constant time for equal lengths (a length mismatch fails at once). */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+export { secretsEqual } from '@hearth/protocol/signing';

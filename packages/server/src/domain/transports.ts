@@ -1,7 +1,6 @@
 import { resourceArn, stackArn } from '@hearth/protocol';
 import type { SecretDeriver } from '../auth/secrets.ts';
-import { presignV2Url } from '../auth/ec2-signature.ts';
-import { signTempUrl } from '../auth/temp-url.ts';
+import { presignV2Url, signTempUrl } from '@hearth/protocol/signing';
 import type { DeploymentRow, ServerRow } from '../store/schema.ts';
 import { placementOf } from './stacks.ts';
 

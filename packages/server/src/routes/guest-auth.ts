@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { HearthError } from '../domain/errors.ts';
-import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '../auth/ec2-signature.ts';
+import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '@hearth/protocol/signing';
 import { holderExpired, namesHolder, type Holder } from '../auth/guest-credentials.ts';
 import { verifyToken } from '../auth/keystone-token.ts';
 import { heatTime } from '@hearth/protocol';

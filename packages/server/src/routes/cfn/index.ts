@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ERRORS, heatTime, stackArn } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { HearthError, isHearthError } from '../../domain/errors.ts';
-import { arnFromPath, parseArn } from '../../auth/arn.ts';
+import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
 import type { Holder } from '../../auth/guest-credentials.ts';
-import { verifyTempUrl } from '../../auth/temp-url.ts';
+import { verifyTempUrl } from '@hearth/protocol/signing';
 import { TEMP_URL_CONTAINERS } from '../../domain/transports.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { assertNotExpired } from '../guest-auth.ts';

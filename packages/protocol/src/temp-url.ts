@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { secretsEqual } from './secrets.ts';
+import { secretsEqual } from './constant-time.ts';
 
 /** What a Swift temp URL signs. */
 export interface TempUrlSignOptions {

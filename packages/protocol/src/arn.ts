@@ -64,3 +64,18 @@ function unquote(text: string): string | null {
     return null;
   }
 }
+
+/** Percent-encodes every character but `A-Za-z0-9_.-~`, as Python's `quote(s, safe='')` does for Heat's ARNs. */
+function quote(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Builds a stack ARN: `arn:openstack:heat::{project}:stacks/{name}/{id}` (reference/server.md §1.2). */
+export function stackArn(project: string, name: string, id: string): string {
+  return `arn:openstack:heat::${quote(project)}:stacks/${quote(name)}/${quote(id)}`;
+}
+
+/** Builds a resource ARN: the stack ARN plus `/resources/{name}`. */
+export function resourceArn(project: string, name: string, id: string, resource: string): string {
+  return `${stackArn(project, name, id)}/resources/${quote(resource)}`;
+}

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { secretsEqual } from './secrets.ts';
+import { secretsEqual } from './constant-time.ts';
 
 /** An HTTP request as the EC2 signature checks need it: everything comes from the wire, decoded. */
 export interface Ec2Request {

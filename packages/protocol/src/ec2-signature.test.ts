@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { resourceArn } from '@hearth/protocol';
+import { resourceArn } from './arn.ts';
 import { extractEc2Credential, presignV2Url, verifyEc2Signature, type Ec2Request } from './ec2-signature.ts';
 import { parseArn } from './arn.ts';
 

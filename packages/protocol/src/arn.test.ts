@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resourceArn, stackArn } from '@hearth/protocol';
+import { resourceArn, stackArn } from './arn.ts';
 import { arnFromPath, parseArn } from './arn.ts';
 
 const STACK_ID = '5f1c2a3e-0000-4000-8000-000000000001';
