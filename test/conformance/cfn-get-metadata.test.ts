@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { guestMetadata, operatorApi, runClient, skipUnlessClients, type CreatedServer } from './clients.ts';
+import { assertOnlyDeployment, guestMetadata, operatorApi, runClient, SCRIPT, skipUnlessClients, type CreatedServer } from './clients.ts';
 
 const skip = skipUnlessClients();
 
@@ -36,17 +36,15 @@ test('cfn-get-metadata: a POLL_SERVER_CFN server reads its own metadata; another
 
     const own = await getMetadata(server, vm1.credential, 'web', resource);
     assert.equal(own.exitCode, 0, own.stderr);
-    const metadata = JSON.parse(own.stdout) as { deployments: Array<{ id: string }> };
-    assert.deepEqual(
-      metadata.deployments.map((d) => d.id),
-      [deploymentId],
-    );
+    const metadata = JSON.parse(own.stdout) as Record<string, unknown>;
+    assertOnlyDeployment(metadata, deploymentId, SCRIPT);
     assert.deepEqual(metadata, await guestMetadata(server, vm1), 'the same document the agent API serves');
     assert.ok(own.written[`/var/cache/heat-cfntools/last_metadata_${resource}`], 'boto parsed it: the metadata cache was written');
 
     const stolen = await getMetadata(server, vm2.credential, 'web', resource);
     assert.notEqual(stolen.exitCode, 0, 'vm2 keys must not read vm1 metadata');
     assert.doesNotMatch(stolen.stdout, new RegExp(deploymentId));
+    assert.match(stolen.stderr, /BotoServerError: 40[13]/, 'refused by the server (not a connection failure)');
 
     const forged = await getMetadata(
       server,
@@ -56,6 +54,7 @@ test('cfn-get-metadata: a POLL_SERVER_CFN server reads its own metadata; another
     );
     assert.notEqual(forged.exitCode, 0, 'a wrong secret key must be refused');
     assert.doesNotMatch(forged.stdout, new RegExp(deploymentId));
+    assert.match(forged.stderr, /BotoServerError: 40[13]/, 'refused by the server (not a connection failure)');
   } finally {
     await server.close();
   }

@@ -5,6 +5,7 @@
 // loopback with forwarders for the 127.0.0.1 ports the run names, relayed over unix sockets to
 // the test process. The cloud metadata address is unroutable there. Without unshare the clients
 // run directly (see README.md).
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -299,6 +300,9 @@ function spawnWithTimeout(argv: string[], env: Record<string, string>, timeoutMs
 // Operator calls the conformance tests make (native API, project `default`), kept beside the
 // harness so that each test file reads as client runs and assertions.
 
+/** The config `deployScript` deploys by default. */
+export const SCRIPT = '#!/bin/sh\necho hi';
+
 /** The parts of a running hearth-server the operator helpers need. */
 export interface HearthEndpoint {
   url: string;
@@ -344,8 +348,8 @@ export function operatorApi(server: HearthEndpoint) {
       (await call('GET', `/stacks/${stack}/wait_conditions/${name}`)).wait_condition as WaitConditionView,
     createServer: async (body: { name: string; software_config_transport: string; stack?: string }) =>
       (await call('POST', '/servers', body)) as unknown as CreatedServer,
-    /** Creates a `script` config and deploys it to the server; returns the deployment id. */
-    deployScript: async (serverId: string, script = '#!/bin/sh\necho hi') => {
+    /** Creates a `script` config (default SCRIPT) and deploys it to the server; returns the deployment id. */
+    deployScript: async (serverId: string, script = SCRIPT) => {
       const config = (await call('POST', '/software_configs', { name: 'hello', group: 'script', config: script })).software_config as {
         id: string;
       };
@@ -361,4 +365,20 @@ export async function guestMetadata(server: HearthEndpoint, created: CreatedServ
   const response = await fetch(`${server.url}/v1/guest/metadata`, { headers: { authorization: `Bearer ${created.credential.token}` } });
   if (!response.ok) throw new Error(`GET /v1/guest/metadata answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as Record<string, unknown>;
+}
+
+/**
+ * Asserts that a metadata document's `deployments` list is exactly the one deployment the test
+ * made: an entry is a derived config with its own id, so it is recognised by the deployment id in
+ * its inputs (signal URL, deploy_stack_id) and by its config text.
+ */
+export function assertOnlyDeployment(metadata: Record<string, unknown>, deploymentId: string, config: string): void {
+  const deployments = metadata.deployments as Array<{ config: unknown }> | undefined;
+  assert.ok(Array.isArray(deployments), `no deployments list in ${JSON.stringify(metadata)}`);
+  assert.equal(deployments.length, 1, `one deployment expected: ${JSON.stringify(deployments)}`);
+  assert.ok(
+    JSON.stringify(deployments[0]).includes(deploymentId),
+    `deployment ${deploymentId} not named in ${JSON.stringify(deployments[0])}`,
+  );
+  assert.equal(deployments[0]!.config, config);
 }

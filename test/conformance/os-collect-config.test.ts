@@ -5,21 +5,25 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { guestMetadata, operatorApi, runClient, skipUnlessClients, type CreatedServer } from './clients.ts';
+import { assertOnlyDeployment, guestMetadata, operatorApi, runClient, SCRIPT, skipUnlessClients, type CreatedServer } from './clients.ts';
 
 const skip = skipUnlessClients();
 
 type Collector = 'cfn' | 'heat' | 'request';
 
-/** Collects once with only `collector`, caches in the run's scratch dir, and parses the printed JSON. */
-async function collect(collector: Collector, args: string[], files: Record<string, string> = {}): Promise<Record<string, unknown>> {
+/** Collects once with only `collector`, caches in the run's scratch dir, and parses the printed JSON (stderr beside it). */
+async function collect(
+  collector: Collector,
+  args: string[],
+  files: Record<string, string> = {},
+): Promise<{ printed: Record<string, unknown>; stderr: string }> {
   const run = await runClient(
     ['os-collect-config', '--print', '--cachedir', '@SCRATCH@/cache', '--backup-cachedir', '@SCRATCH@/backup', ...args, collector],
     { files },
   );
   assert.equal(run.exitCode, 0, `os-collect-config ${collector} failed:\n${run.stderr}`);
   try {
-    return JSON.parse(run.stdout) as Record<string, unknown>;
+    return { printed: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
   } catch {
     throw new Error(`os-collect-config ${collector} printed no JSON:\n${run.stdout}\n${run.stderr}`);
   }
@@ -49,22 +53,20 @@ async function checkTransport(
   const deploymentId = await operatorApi(server).deployScript(created.server.id);
   const values = section(created, collector, keys);
   const expected = await guestMetadata(server, created);
-  assert.deepEqual(
-    (expected.deployments as Array<{ id: string }>).map((d) => d.id),
-    [deploymentId],
-  );
+  assertOnlyDeployment(expected, deploymentId, SCRIPT);
 
   const fromFlags = await collect(collector, flags(collector, values, keys));
-  assert.deepEqual(fromFlags, { [collector]: expected }, `${collector} from flags`);
+  assert.deepEqual(fromFlags.printed, { [collector]: expected }, `${collector} from flags`);
 
   assert.match(created.os_collect_config_conf, /^\[DEFAULT\]$/m);
   assert.match(created.os_collect_config_conf, new RegExp(`^\\[${collector}\\]$`, 'm'));
   const conf = '@SCRATCH@/os-collect-config.conf';
   const fromConf = await collect(collector, ['--config-file', conf], { [conf]: created.os_collect_config_conf });
-  assert.deepEqual(fromConf, { [collector]: expected }, `${collector} from the generated os_collect_config_conf`);
+  assert.deepEqual(fromConf.printed, { [collector]: expected }, `${collector} from the generated os_collect_config_conf`);
 
   const denied = await collect(collector, flags(collector, wrong(values), keys));
-  assert.deepEqual(denied, {}, `${collector} with a wrong secret must collect nothing`);
+  assert.deepEqual(denied.printed, {}, `${collector} with a wrong secret must collect nothing`);
+  assert.match(denied.stderr, new RegExp(`Source \\[${collector}\\] Unavailable`));
 }
 
 test('os-collect-config cfn collector: POLL_SERVER_CFN metadata over signed DescribeStackResource (XML)', { skip }, async () => {
