@@ -66,3 +66,9 @@ test('anything else exits 1 as an unexpected error', () => {
 test('codes without a hint get none', () => {
   assert.equal(hintFor('ERR_SIGNAL_INVALID', context), undefined);
 });
+
+test('stack and wait-condition codes point at the command that helps', () => {
+  assert.match(hintFor('ERR_STACK_NOT_FOUND', context) ?? '', /hearth stack list/);
+  assert.match(hintFor('ERR_WAIT_CONDITION_NOT_FOUND', context) ?? '', /hearth waitcondition list --stack/);
+  assert.match(hintFor('ERR_WAIT_CONDITION_DONE', context) ?? '', /new wait condition/);
+});

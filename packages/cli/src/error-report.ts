@@ -35,6 +35,18 @@ export function hintFor(code: string, context: ReportContext): string | undefine
       return 'see the deployments with `hearth deployment list`';
     case 'ERR_CONFIG_IN_USE':
       return 'delete its deployments first (`hearth deployment list`, `hearth deployment delete ID`)';
+    case 'ERR_STACK_NOT_FOUND':
+      return 'see the stacks with `hearth stack list`';
+    case 'ERR_STACK_EXISTS':
+      return 'pick another name, or see it with `hearth stack show NAME`';
+    case 'ERR_STACK_NOT_EMPTY':
+      return 'delete its servers and deployments first (`hearth server delete ID`, `hearth deployment delete ID`)';
+    case 'ERR_RESOURCE_EXISTS':
+      return 'pick another name: servers, deployments and wait conditions share one namespace per stack';
+    case 'ERR_WAIT_CONDITION_NOT_FOUND':
+      return "see the stack's wait conditions with `hearth waitcondition list --stack STACK`";
+    case 'ERR_WAIT_CONDITION_DONE':
+      return 'create a new wait condition to wait again';
     case 'ERR_RESPONSE_INVALID':
       return `hearth is using ${context.url}: is that hearth-server?`;
     default:

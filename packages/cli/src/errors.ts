@@ -2,9 +2,9 @@
 export const EXIT = {
   /** The command did what was asked. */
   OK: 0,
-  /** The operation failed: a FAILED deployment, or hearth-server answered 4xx/5xx. */
+  /** The operation failed: a FAILED deployment or wait condition, or hearth-server answered 4xx/5xx. */
   FAILED: 1,
-  /** `deployment wait` reached its own --timeout. */
+  /** `deployment wait` or `waitcondition wait` reached its own --timeout. */
   TIMEOUT: 2,
   /** Bad flags or arguments, or missing settings (EX_USAGE). */
   USAGE: 64,
