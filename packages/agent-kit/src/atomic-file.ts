@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** Options of writeFileAtomic / writeFileAtomicSync. */
+export interface AtomicWriteOptions {
+  /** Permission bits of the written file, applied exactly (not masked by the umask). Default 0o600. */
+  mode?: number;
+}
+
+/** Mode of a file when the caller gives none: readable by its owner only, like Python's NamedTemporaryFile. */
+const DEFAULT_FILE_MODE = 0o600;
+/** Mode of a parent directory the write has to create. */
+const CREATED_DIR_MODE = 0o700;
+
+/** A temp name beside the target, hidden and unique per process and call. */
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** Codes meaning "this filesystem cannot fsync a directory": nothing to do about it. */
+function isDirSyncUnsupported(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EINVAL' || code === 'EISDIR' || code === 'EPERM' || code === 'ENOTSUP';
+}
+
+/**
+ * Replaces `path` with `data` so that a reader sees either the old or the new content, never a part:
+ * writes a temp file in the same directory, fsyncs it, renames it over `path`, then fsyncs the directory.
+ * Creates the parent directory (0o700) when missing.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const mode = options.mode ?? DEFAULT_FILE_MODE;
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: CREATED_DIR_MODE });
+  const tempPath = tempPathFor(path);
+  const file = await open(tempPath, 'wx', mode);
+  try {
+    try {
+      await file.chmod(mode);
+      await file.writeFile(data);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tempPath, path);
+  } catch (error) {
+    await unlink(tempPath).catch(() => undefined);
+    throw error;
+  }
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync().catch((error: unknown) => {
+      if (!isDirSyncUnsupported(error)) throw error;
+    });
+  } finally {
+    await dirHandle.close();
+  }
+}
+
+/** The synchronous twin of writeFileAtomic, for exit paths and code that cannot await. */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const mode = options.mode ?? DEFAULT_FILE_MODE;
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: CREATED_DIR_MODE });
+  const tempPath = tempPathFor(path);
+  const fd = openSync(tempPath, 'wx', mode);
+  try {
+    try {
+      fchmodSync(fd, mode);
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      let offset = 0;
+      while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset, bytes.byteLength - offset);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tempPath, path);
+  } catch (error) {
+    try {
+      unlinkSync(tempPath);
+    } catch {
+      // The temp file may already be gone (rename happened or open failed); the original error is what matters.
+    }
+    throw error;
+  }
+  const dirFd = openSync(dir, 'r');
+  try {
+    fsyncSync(dirFd);
+  } catch (error) {
+    if (!isDirSyncUnsupported(error)) throw error;
+  } finally {
+    closeSync(dirFd);
+  }
+}

@@ -1,0 +1,272 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { redactUrl } from './redact.ts';
+
+/** Options of httpRequest. */
+export interface HttpRequestOptions {
+  /** HTTP method. Default GET. */
+  method?: string;
+  /** Absolute http:// or https:// URL. */
+  url: string;
+  /** Request headers. Default: user-agent `hearth-agent`, plus content-length when there is a body. */
+  headers?: Record<string, string>;
+  /** Request body. Default none. */
+  body?: string | Buffer;
+  /** Limit for one attempt, from connect to the last body byte, in ms. Default 10000. */
+  timeoutMs?: number;
+  /** Extra attempts after a network error, timeout or 502/503/504; only for idempotent methods (never POST/PATCH). Default 0. */
+  retries?: number;
+  /** Wait before the first retry, doubled for each later one (capped at 30 s); a longer Retry-After wins. Default 500. */
+  retryDelayMs?: number;
+  /** Aborts the request and any wait between retries. */
+  signal?: AbortSignal;
+  /** Extra CA certificate(s), PEM, for https. Default: Node's bundled CAs. */
+  ca?: string | Buffer;
+  /** Skip TLS certificate verification (zaqar's ssl_certificate_validation=false). Default false. */
+  insecure?: boolean;
+  /** Refuse a response body larger than this many bytes. Default 64 MiB. */
+  maxBodyBytes?: number;
+}
+
+/** A response: any status, 1xx aside, is a response and not an error. */
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** The body as UTF-8. */
+  text(): string;
+  /** The body parsed as JSON; throws SyntaxError naming the URL when it is not JSON. */
+  json<T = unknown>(): T;
+}
+
+/** Codes of HttpRequestError. */
+export type HttpErrorCode =
+  'ERR_HTTP_TIMEOUT' | 'ERR_HTTP_ABORTED' | 'ERR_HTTP_NETWORK' | 'ERR_HTTP_INVALID_URL' | 'ERR_HTTP_BODY_TOO_LARGE';
+
+/** The request got no complete response: network failure, timeout, abort, bad URL or oversized body. */
+export class HttpRequestError extends Error {
+  override readonly name = 'HttpRequestError';
+  /** What went wrong, from the catalogue above. */
+  readonly code: HttpErrorCode;
+  /** The URL, with secret query values (Signature, temp_url_sig, token...) replaced by `***`. */
+  readonly url: string;
+  readonly method: string;
+  /** The system error code behind a network failure (ECONNREFUSED, ECONNRESET, ENOTFOUND...), if any. */
+  readonly systemCode: string | undefined;
+  /** How many attempts were made. */
+  readonly attempts: number;
+
+  constructor(code: HttpErrorCode, method: string, url: string, detail: string, attempts: number, systemCode?: string) {
+    const safeUrl = redactUrl(url);
+    const tries = attempts > 1 ? ` (after ${attempts} attempts)` : '';
+    super(`${method} ${safeUrl} failed: ${detail}${tries}`);
+    this.code = code;
+    this.url = safeUrl;
+    this.method = method;
+    this.systemCode = systemCode;
+    this.attempts = attempts;
+  }
+}
+
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
+const RETRY_STATUSES = new Set([502, 503, 504]);
+const MAX_RETRY_DELAY_MS = 30_000;
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** Keep-alive agents shared by every request of the process: pollers reuse one connection. */
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8, scheduling: 'lifo' });
+const httpsAgents = new Map<string, https.Agent>();
+
+function httpsAgentFor(ca: string | Buffer | undefined, insecure: boolean): https.Agent {
+  const key = `${insecure}:${ca === undefined ? '' : ca.toString()}`;
+  let agent = httpsAgents.get(key);
+  if (agent === undefined) {
+    agent = new https.Agent({ keepAlive: true, maxSockets: 8, scheduling: 'lifo', rejectUnauthorized: !insecure, ...(ca ? { ca } : {}) });
+    httpsAgents.set(key, agent);
+  }
+  return agent;
+}
+
+/** Closes every pooled connection (idle ones never keep the process alive; this is for tests and shutdown). */
+export function closeHttpConnections(): void {
+  httpAgent.destroy();
+  for (const agent of httpsAgents.values()) agent.destroy();
+  httpsAgents.clear();
+}
+
+/** Why one attempt failed, before it becomes an HttpRequestError. */
+class AttemptFailure extends Error {
+  constructor(
+    readonly code: HttpErrorCode,
+    detail: string,
+    readonly systemCode?: string,
+    /** The request went out on a pooled connection that turned out to be closed, before any response byte. */
+    readonly staleSocket = false,
+  ) {
+    super(detail);
+  }
+}
+
+function makeResponse(status: number, headers: IncomingHttpHeaders, body: Buffer, safeUrl: string): HttpResponse {
+  return {
+    status,
+    headers,
+    body,
+    text: () => body.toString('utf8'),
+    json<T = unknown>(): T {
+      try {
+        return JSON.parse(body.toString('utf8')) as T;
+      } catch (error) {
+        throw new SyntaxError(`response ${status} from ${safeUrl} is not JSON: ${(error as Error).message}`);
+      }
+    },
+  };
+}
+
+interface Attempt {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  agent: http.Agent;
+  signal: AbortSignal | undefined;
+}
+
+function sendOnce(attempt: Attempt): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const transport = attempt.url.protocol === 'https:' ? https : http;
+    let responseStarted = false;
+    let settled = false;
+    const fail = (failure: AttemptFailure): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      reject(failure);
+      request.destroy();
+    };
+    const request = transport.request(attempt.url, { method: attempt.method, headers: attempt.headers, agent: attempt.agent });
+    const timer = setTimeout(
+      () => fail(new AttemptFailure('ERR_HTTP_TIMEOUT', `no complete response within ${attempt.timeoutMs} ms`)),
+      attempt.timeoutMs,
+    );
+    const onAbort = (): void => fail(new AttemptFailure('ERR_HTTP_ABORTED', 'aborted'));
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      attempt.signal?.removeEventListener('abort', onAbort);
+    };
+    attempt.signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = request.reusedSocket && !responseStarted && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      fail(new AttemptFailure('ERR_HTTP_NETWORK', error.message, error.code, stale));
+    });
+    request.on('response', (response) => {
+      responseStarted = true;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > attempt.maxBodyBytes) {
+          fail(new AttemptFailure('ERR_HTTP_BODY_TOO_LARGE', `response body larger than ${attempt.maxBodyBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('error', (error: NodeJS.ErrnoException) =>
+        fail(new AttemptFailure('ERR_HTTP_NETWORK', `response body cut off: ${error.message}`, error.code)),
+      );
+      response.on('end', () => {
+        if (settled) return;
+        if (!response.complete) {
+          fail(new AttemptFailure('ERR_HTTP_NETWORK', 'response body cut off: connection closed early', 'ECONNRESET'));
+          return;
+        }
+        settled = true;
+        cleanup();
+        resolve(makeResponse(response.statusCode ?? 0, response.headers, Buffer.concat(chunks), redactUrl(attempt.url.href)));
+      });
+    });
+    if (attempt.signal?.aborted) {
+      onAbort();
+      return;
+    }
+    request.end(attempt.body);
+  });
+}
+
+/** Retry-After in ms when it is a number of seconds or an HTTP date; undefined otherwise. */
+function retryAfterMs(response: HttpResponse): number | undefined {
+  const value = response.headers['retry-after'];
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/**
+ * Sends one HTTP(S) request over keep-alive connections (node:http, no fetch: agents start fast and stay small).
+ * Any status is a response. Network errors and timeouts throw HttpRequestError. Idempotent methods are retried
+ * `retries` times on network errors, timeouts and 502/503/504 (the last such response is returned as is).
+ * A request that met a pooled connection the server had just closed is re-sent once, whatever its method.
+ */
+export async function httpRequest(options: HttpRequestOptions): Promise<HttpResponse> {
+  const method = (options.method ?? 'GET').toUpperCase();
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw new HttpRequestError('ERR_HTTP_INVALID_URL', method, options.url, 'not an absolute URL', 1);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new HttpRequestError('ERR_HTTP_INVALID_URL', method, options.url, `unsupported protocol ${url.protocol} (use http or https)`, 1);
+  }
+  const body = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body, 'utf8');
+  const headers: Record<string, string> = { 'user-agent': 'hearth-agent' };
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body.length);
+  const attempt: Attempt = {
+    url,
+    method,
+    headers,
+    body,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    agent: url.protocol === 'https:' ? httpsAgentFor(options.ca, options.insecure ?? false) : httpAgent,
+    signal: options.signal,
+  };
+  const retries = IDEMPOTENT_METHODS.has(method) ? Math.max(0, options.retries ?? 0) : 0;
+  const baseDelayMs = options.retryDelayMs ?? 500;
+  let attempts = 0;
+  let resentStale = false;
+  for (;;) {
+    attempts += 1;
+    const delayMs = Math.min(baseDelayMs * 2 ** (attempts - 1), MAX_RETRY_DELAY_MS);
+    try {
+      const response = await sendOnce(attempt);
+      if (!RETRY_STATUSES.has(response.status) || attempts > retries) return response;
+      await pause(Math.min(Math.max(delayMs, retryAfterMs(response) ?? 0), MAX_RETRY_DELAY_MS), options.signal, method, url, attempts);
+    } catch (error) {
+      if (!(error instanceof AttemptFailure)) throw error;
+      if (error.staleSocket && !resentStale) {
+        resentStale = true;
+        attempts -= 1;
+        continue;
+      }
+      const retryable = error.code === 'ERR_HTTP_NETWORK' || error.code === 'ERR_HTTP_TIMEOUT';
+      if (!retryable || attempts > retries)
+        throw new HttpRequestError(error.code, method, url.href, error.message, attempts, error.systemCode);
+      await pause(delayMs, options.signal, method, url, attempts);
+    }
+  }
+}
+
+/** Waits between attempts; an abort ends the wait with ERR_HTTP_ABORTED. */
+async function pause(ms: number, signal: AbortSignal | undefined, method: string, url: URL, attempts: number): Promise<void> {
+  try {
+    await sleep(ms, undefined, signal ? { signal } : undefined);
+  } catch {
+    throw new HttpRequestError('ERR_HTTP_ABORTED', method, url.href, 'aborted while waiting to retry', attempts);
+  }
+}

@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import type { Options as ExecaOptions } from 'execa';
+
+/** Options of runProcess. */
+export interface RunProcessOptions {
+  /** Working directory. Default process.cwd(). */
+  cwd?: string;
+  /** Environment variables for the child (added to process.env unless extendEnv is false). Default none. */
+  env?: NodeJS.ProcessEnv;
+  /** Start from process.env and add `env` to it; false gives the child `env` alone. Default true. */
+  extendEnv?: boolean;
+  /** Written to the child's stdin, which is then closed. Default: stdin is /dev/null. */
+  input?: string;
+  /** Kill the child (SIGTERM, then SIGKILL 5 s later) after this many ms. Default: no limit. */
+  timeoutMs?: number;
+  /** Run `command` (with `args` appended, space-joined) through /bin/sh. Default false. */
+  shell?: boolean;
+  /** Let the child write straight to this process's stdout/stderr instead of capturing them. Default false. */
+  inheritOutput?: boolean;
+}
+
+/** How a child process ended; the same fields whether it succeeded or not. */
+export interface ProcessResult {
+  /** The command line as run, quoted where needed. */
+  command: string;
+  /** The directory it ran in. */
+  cwd: string;
+  /** Its exit code; null when it did not exit on its own (killed, timed out, or never started). */
+  exitCode: number | null;
+  /** The signal that ended it (e.g. SIGTERM after a timeout), or null. */
+  signal: string | null;
+  /** Everything it wrote to stdout, untrimmed ('' with inheritOutput). */
+  stdout: string;
+  /** Everything it wrote to stderr, untrimmed, followed by a line saying why when it did not exit by itself. */
+  stderr: string;
+  /** Wall time from spawn to end, in ms. */
+  durationMs: number;
+  /** Whether timeoutMs ran out. */
+  timedOut: boolean;
+  /** Whether it did not exit 0 (non-zero exit, signal, timeout, or could not start). */
+  failed: boolean;
+}
+
+/** What to add to stderr when the child did not end with an exit code of its own. */
+function failureReason(
+  result: { timedOut: boolean; signal?: string | undefined; exitCode?: number | undefined; originalMessage?: string; code?: string },
+  cwd: string,
+  timeoutMs: number | undefined,
+): string | undefined {
+  if (result.timedOut) return `timed out after ${timeoutMs} ms and was killed with ${result.signal ?? 'SIGTERM'}`;
+  if (result.exitCode !== undefined) return undefined;
+  if (result.signal !== undefined) return `killed by ${result.signal}`;
+  if (result.code === 'ENOENT' && !existsSync(cwd)) return `could not start: working directory ${cwd} does not exist`;
+  if (result.code === 'ENOENT') return `could not start: executable not found (${result.originalMessage ?? 'ENOENT'})`;
+  return `could not start: ${result.originalMessage ?? result.code ?? 'unknown error'}`;
+}
+
+/**
+ * Runs a command and reports how it ended. Never throws for a non-zero exit, a timeout or a missing
+ * executable: those come back with failed=true (and exitCode null unless the child exited itself).
+ * execa is loaded on first use, so agents that never spawn do not pay for it.
+ */
+export async function runProcess(command: string, args: string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
+  const { execa } = await import('execa');
+  const cwd = options.cwd ?? process.cwd();
+  const output = options.inheritOutput ? 'inherit' : 'pipe';
+  const execaOptions = {
+    cwd,
+    env: options.env,
+    extendEnv: options.extendEnv ?? true,
+    shell: options.shell ?? false,
+    timeout: options.timeoutMs,
+    reject: false,
+    stripFinalNewline: false,
+    encoding: 'utf8',
+    stdout: output,
+    stderr: output,
+    ...(options.input === undefined ? { stdin: 'ignore' } : { input: options.input }),
+  } satisfies ExecaOptions;
+  const result = await execa(command, args, execaOptions);
+  const reason = failureReason(result, cwd, options.timeoutMs);
+  const stderr = typeof result.stderr === 'string' ? result.stderr : '';
+  return {
+    command: result.escapedCommand,
+    cwd: result.cwd,
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? null,
+    stdout: typeof result.stdout === 'string' ? result.stdout : '',
+    stderr:
+      reason === undefined ? stderr : `${stderr}${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${result.escapedCommand}: ${reason}\n`,
+    durationMs: Math.round(result.durationMs),
+    timedOut: result.timedOut,
+    failed: result.failed,
+  };
+}
