@@ -1,0 +1,62 @@
+// Writing one rendered file as the original does: an empty body with allow_empty false deletes
+// the file; otherwise a temp file beside the target gets the body, the mode (given, else the
+// existing file's, else 0644) and the owner (given, else the existing file's), then is renamed
+// over the target. Unlike the original, the data is fsynced before the rename.
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import type { RenderedFile } from './templates.ts';
+
+/** What happened to one output file. */
+export type WriteOutcome = 'written' | 'deleted' | 'skipped-empty';
+
+/** Writes (or deletes) `file` at `path` and says which it did. */
+export function writeRenderedFile(path: string, file: RenderedFile): WriteOutcome {
+  if (!file.allowEmpty && file.body.length === 0) {
+    if (existsSync(path)) {
+      unlinkSync(path);
+      return 'deleted';
+    }
+    return 'skipped-empty';
+  }
+  let mode = 0o644;
+  let uid = -1;
+  let gid = -1;
+  if (existsSync(path)) {
+    const stat = statSync(path);
+    [mode, uid, gid] = [stat.mode & 0o7777, stat.uid, stat.gid];
+  }
+  // As the original: a mode of 0 in the control file counts as not given.
+  if (file.mode) mode = file.mode;
+  if (file.uid !== undefined) uid = file.uid;
+  if (file.gid !== undefined) gid = file.gid;
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true });
+  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(temp, 'wx', 0o600);
+  try {
+    writeSync(fd, Buffer.from(file.body, 'utf8'));
+    fchmodSync(fd, mode);
+    if (uid !== -1 || gid !== -1) fchownSync(fd, uid, gid);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temp);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(temp, path);
+  return 'written';
+}
