@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openCache } from './cache.ts';
+import { tempDir } from './test-support/fixtures.ts';
+
+test('store writes <key>.json (0600, Python indent=1) and .orig once; changed until committed', async () => {
+  const dir = join(tempDir(), 'cache');
+  const cache = openCache(dir);
+  const first = await cache.store('cfn', { a: 1 });
+  assert.deepEqual(first, { changed: true, path: join(dir, 'cfn.json') });
+  assert.equal(readFileSync(join(dir, 'cfn.json'), 'utf8'), '{\n "a": 1\n}');
+  assert.equal(readFileSync(join(dir, 'cfn.json.orig'), 'utf8'), '{\n "a": 1\n}');
+  assert.equal(statSync(join(dir, 'cfn.json')).mode & 0o777, 0o600);
+  assert.equal(statSync(join(dir, 'cfn.json.orig')).mode & 0o777, 0o600);
+  assert.equal(existsSync(join(dir, 'cfn.json.last')), false);
+
+  assert.equal((await cache.store('cfn', { a: 1 })).changed, true, 'no .last yet: still changed');
+  await cache.commit('cfn');
+  assert.equal(readFileSync(join(dir, 'cfn.json.last'), 'utf8'), '{\n "a": 1\n}');
+  assert.equal((await cache.store('cfn', { a: 1 })).changed, false);
+
+  await cache.store('cfn', { a: 2 });
+  assert.equal(readFileSync(join(dir, 'cfn.json.orig'), 'utf8'), '{\n "a": 1\n}', '.orig is never updated');
+  assert.equal((await cache.store('cfn', { a: 2 })).changed, true);
+});
+
+test('change detection compares parsed JSON, not bytes', async () => {
+  const dir = tempDir();
+  const cache = openCache(dir);
+  await cache.store('k', { a: 1, b: 2 });
+  writeFileSync(join(dir, 'k.json.last'), '{"b":2,"a":1}');
+  assert.equal((await cache.store('k', { a: 1, b: 2 })).changed, false);
+  writeFileSync(join(dir, 'k.json.last'), 'not json');
+  assert.equal((await cache.store('k', { a: 1, b: 2 })).changed, true, 'an unreadable .last counts as changed');
+});
+
+test('os_config_files.json lists the paths as Python writes them; backup replaces the backup dir', async () => {
+  const root = tempDir();
+  const dir = join(root, 'cache');
+  const backup = join(root, 'backup');
+  const cache = openCache(dir);
+  await cache.store('a', 1);
+  await cache.store('b', 2);
+  const listPath = await cache.storeMetaList(['a', 'b']);
+  assert.equal(listPath, join(dir, 'os_config_files.json'));
+  assert.equal(readFileSync(listPath, 'utf8'), `["${dir}/a.json", "${dir}/b.json"]`);
+  cache.backup(backup);
+  writeFileSync(join(root, 'stale'), '');
+  assert.equal(readFileSync(join(backup, 'a.json'), 'utf8'), '1');
+  await cache.store('c', 3);
+  writeFileSync(join(backup, 'old-file'), 'x');
+  cache.backup(backup);
+  assert.equal(existsSync(join(backup, 'old-file')), false, 'the old backup is removed first');
+  assert.equal(readFileSync(join(backup, 'c.json'), 'utf8'), '3');
+});

@@ -1,0 +1,83 @@
+// The metadata cache, laid out exactly as the original's (reference/agents.md §1.4): `<key>.json`
+// (latest), `.json.orig` (first ever seen), `.json.last` (what the command last consumed
+// successfully) and `os_config_files.json` (the list handed to the command).
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '@hearth/agent-kit';
+import { jsonEqual, pythonJsonDumps } from './python-json.ts';
+
+/** The name of the list of cache files the command reads, without `.json`. */
+export const META_LIST_KEY = 'os_config_files';
+
+/** What `store` found. */
+export interface StoreResult {
+  /** True when the key is new, has no `.last`, or its `.last` differs (as JSON) from the new content. */
+  changed: boolean;
+  /** `<cachedir>/<key>.json`. */
+  path: string;
+}
+
+/** One cache directory. */
+export interface MetadataCache {
+  readonly dir: string;
+  /** `<dir>/<key>.json`. */
+  pathOf(key: string): string;
+  /** Writes `<key>.json` atomically (0600, Python's `indent=1` text), `.orig` the first time, and says whether it changed. */
+  store(key: string, content: unknown): Promise<StoreResult>;
+  /** Copies `<key>.json` to `<key>.json.last`: the command consumed it successfully. */
+  commit(key: string): Promise<void>;
+  /** Writes `os_config_files.json`: the JSON list of `<dir>/<key>.json` for `keys`, in order. */
+  storeMetaList(keys: readonly string[]): Promise<string>;
+  /** Replaces `backupDir` with a copy of the whole cache directory. */
+  backup(backupDir: string): void;
+}
+
+function readJson(path: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(readFileSync(path, 'utf8')) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The cache in `dir` (created with the process umask on first store, as `os.mkdir` does). */
+export function openCache(dir: string): MetadataCache {
+  const pathOf = (key: string): string => join(dir, `${key}.json`);
+  const ensureDir = (): void => {
+    if (!existsSync(dir)) mkdirSync(dir);
+  };
+  return {
+    dir,
+    pathOf,
+    async store(key, content) {
+      ensureDir();
+      const path = pathOf(key);
+      const text = pythonJsonDumps(content, 1);
+      let changed = false;
+      if (!existsSync(`${path}.orig`)) {
+        await writeFileAtomic(`${path}.orig`, text, { mode: 0o600 });
+        changed = true;
+      }
+      await writeFileAtomic(path, text, { mode: 0o600 });
+      if (!changed) {
+        const last = readJson(`${path}.last`);
+        changed = !last.ok || !jsonEqual(last.value, content);
+      }
+      return { changed, path };
+    },
+    async commit(key) {
+      const path = pathOf(key);
+      if (existsSync(path)) await writeFileAtomic(`${path}.last`, readFileSync(path), { mode: 0o600 });
+    },
+    async storeMetaList(keys) {
+      ensureDir();
+      const path = pathOf(META_LIST_KEY);
+      await writeFileAtomic(path, pythonJsonDumps(keys.map(pathOf)), { mode: 0o600 });
+      return path;
+    },
+    backup(backupDir) {
+      rmSync(backupDir, { recursive: true, force: true });
+      if (existsSync(dir)) cpSync(dir, backupDir, { recursive: true, preserveTimestamps: true });
+    },
+  };
+}

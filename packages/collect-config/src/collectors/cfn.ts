@@ -1,0 +1,123 @@
+// `cfn`: heat-api-cfn's DescribeStackResource, signed with EC2 signature v2 in the query (as the
+// original's keystoneclient Ec2Signer does: no Timestamp), answered in XML whose `<Metadata>`
+// text is JSON. Every `path` is read and the dicts shallow-merged, then exploded with `[cfn] deployment_key`.
+import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { explodeDeployments } from '../explode.ts';
+import { childElement, parseXml } from '../xml.ts';
+import {
+  notConfigured,
+  seconds,
+  setting,
+  settings,
+  unavailable,
+  type Collector,
+  type CollectOutcome,
+  type CollectorContext,
+} from './types.ts';
+
+/** Percent-encodes as Python's `quote(text, safe)`: unreserved characters and `safe` are kept. */
+export function pythonQuote(text: string, safe = ''): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const char = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_.~-]/.test(char) || safe.includes(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** The parts of a URL the v2 string-to-sign takes, spelled as Python's urlparse gives them (netloc keeps an explicit default port). */
+export function netlocAndPath(url: string): { netloc: string; path: string } {
+  const match = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/([^/?#]*)([^?#]*)/.exec(url);
+  if (!match) throw new Error(`not an absolute URL: ${url}`);
+  return { netloc: match[1]!, path: match[2]! };
+}
+
+/** The EC2 signature v2 (HmacSHA256) of a GET with these query parameters, base64. */
+export function signV2Get(secret: string, url: string, params: Record<string, string>): string {
+  const { netloc, path } = netlocAndPath(url);
+  const query = Object.keys(params)
+    .sort()
+    .map((key) => `${pythonQuote(key)}=${pythonQuote(params[key]!, '-_~')}`)
+    .join('&');
+  return createHmac('sha256', secret).update(`GET\n${netloc}\n${path}\n${query}`).digest('base64');
+}
+
+function metadataUrl(ctx: CollectorContext): string | undefined {
+  const configured = setting(ctx.options, 'cfn', 'metadata_url');
+  if (configured !== undefined) return configured;
+  const hint = setting(ctx.options, 'cfn', 'heat_metadata_hint');
+  if (hint !== undefined && existsSync(hint)) return `${readFileSync(hint, 'utf8').trim()}/v1/`;
+  return undefined;
+}
+
+async function describe(ctx: CollectorContext, url: string, path: string): Promise<Record<string, unknown> | string> {
+  const [resource = '', field = '', ...subKeys] = path.split('.');
+  const params: Record<string, string> = { Action: 'DescribeStackResource' };
+  const stackName = setting(ctx.options, 'cfn', 'stack_name');
+  if (stackName !== undefined) params.StackName = stackName;
+  params.LogicalResourceId = resource;
+  params.AWSAccessKeyId = setting(ctx.options, 'cfn', 'access_key_id') ?? '';
+  params.SignatureVersion = '2';
+  params.SignatureMethod = 'HmacSHA256';
+  params.Signature = signV2Get(setting(ctx.options, 'cfn', 'secret_access_key') ?? '', url, params);
+  const requestUrl = `${url}${url.includes('?') ? '&' : '?'}${new URLSearchParams(params).toString()}`;
+  const timeoutMs = seconds(ctx.options, 'cfn', 'timeout', 10) * 1000;
+  const response = await ctx.http({
+    method: 'GET',
+    url: requestUrl,
+    headers: { 'Content-Type': 'application/json' },
+    timeoutMs,
+    signal: ctx.signal,
+  });
+  if (response.status < 200 || response.status > 299) return `DescribeStackResource answered ${response.status}`;
+  let detail;
+  try {
+    detail = childElement(childElement(parseXml(response.text()), 'DescribeStackResourceResult'), 'StackResourceDetail');
+  } catch (error) {
+    return `the reply is not XML (${(error as Error).message})`;
+  }
+  if (!detail) return 'the reply has no DescribeStackResourceResult/StackResourceDetail';
+  const element = childElement(detail, field);
+  if (!element) return `Path ${path} does not exist.`;
+  let value: unknown;
+  try {
+    value = JSON.parse(element.text);
+  } catch (error) {
+    return `Path ${path} failed to parse as json. (${(error as Error).message})`;
+  }
+  for (const key of subKeys) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return `Sub-key ${key} does not exist. (${path})`;
+    value = (value as Record<string, unknown>)[key];
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `Path ${path} is not a JSON object`;
+  return value as Record<string, unknown>;
+}
+
+/** The `cfn` collector. */
+export const cfnCollector: Collector = {
+  name: 'cfn',
+  async collect(ctx): Promise<CollectOutcome> {
+    const url = metadataUrl(ctx);
+    if (url === undefined) return notConfigured('No metadata_url configured.');
+    if (setting(ctx.options, 'cfn', 'access_key_id') === undefined) return notConfigured('No Access Key ID configured.');
+    if (setting(ctx.options, 'cfn', 'secret_access_key') === undefined) return notConfigured('No Secret Access Key configured.');
+    const paths = settings(ctx.options, 'cfn', 'path')?.filter((path) => path !== '');
+    if (paths === undefined || paths.length === 0) return notConfigured('No path configured');
+    const bad = paths.find((path) => !path.includes('.'));
+    if (bad !== undefined) return notConfigured(`Path not in format resource.field[.x.y] (${bad})`);
+    const merged: Record<string, unknown> = {};
+    for (const path of paths) {
+      let value;
+      try {
+        value = await describe(ctx, url, path);
+      } catch (error) {
+        return unavailable((error as Error).message);
+      }
+      if (typeof value === 'string') return unavailable(value);
+      Object.assign(merged, value);
+    }
+    const keys = settings(ctx.options, 'cfn', 'deployment_key') ?? ['deployments'];
+    return { kind: 'data', outputs: explodeDeployments(merged, keys, 'cfn', ctx.log) };
+  },
+};

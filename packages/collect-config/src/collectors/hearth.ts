@@ -1,0 +1,137 @@
+// `hearth`: hearth-server's guest metadata document (`GET /v1/guest/metadata`, Bearer
+// `<access_key_id>:<secret>`), with a strong ETag. `collect` makes one conditional request;
+// `watch` long-polls (`If-None-Match` + `?wait=N`) and calls back the moment the document changes,
+// so the daemon runs its command without waiting for the polling interval.
+import { explodeDeployments } from '../explode.ts';
+import { sleep } from '../sleep.ts';
+import {
+  jsonObject,
+  notConfigured,
+  seconds,
+  setting,
+  unavailable,
+  type Collector,
+  type CollectOutcome,
+  type CollectorContext,
+} from './types.ts';
+
+/** The longest hold hearth-server grants. */
+export const MAX_WAIT_SECONDS = 60;
+
+/** What the watcher last saw, for `--status`. */
+export interface HearthWatchState {
+  state: 'idle' | 'waiting' | 'backoff';
+  etag: string | undefined;
+  lastChangeAt: string | undefined;
+  lastError: string | undefined;
+}
+
+/** The hearth collector: a Collector that can also watch for changes. */
+export interface HearthCollector extends Collector {
+  /** Long-polls until `ctx.signal` aborts; `onChange` runs after each new document. */
+  watch(ctx: CollectorContext, onChange: () => void): Promise<void>;
+  /** The watcher's state. */
+  watchState(): Readonly<HearthWatchState>;
+}
+
+interface Settings {
+  url: string;
+  authorization: string;
+  waitSeconds: number;
+  timeoutMs: number;
+}
+
+function readSettings(ctx: CollectorContext): Settings | string {
+  const url = setting(ctx.options, 'hearth', 'metadata_url');
+  const accessKeyId = setting(ctx.options, 'hearth', 'access_key_id');
+  const secret = setting(ctx.options, 'hearth', 'secret_access_key');
+  if (url === undefined) return 'No [hearth] metadata_url configured.';
+  if (accessKeyId === undefined || secret === undefined) return 'No [hearth] access_key_id and secret_access_key configured.';
+  const waitSeconds = Math.max(0, Math.min(MAX_WAIT_SECONDS, Math.floor(seconds(ctx.options, 'hearth', 'wait', 55))));
+  return {
+    url,
+    authorization: `Bearer ${accessKeyId}:${secret}`,
+    waitSeconds,
+    timeoutMs: seconds(ctx.options, 'hearth', 'timeout', 10) * 1000,
+  };
+}
+
+function withWait(url: string, waitSeconds: number): string {
+  return `${url}${url.includes('?') ? '&' : '?'}wait=${waitSeconds}`;
+}
+
+/** A new hearth collector (it remembers the ETag and the document). */
+export function createHearthCollector(): HearthCollector {
+  let etag: string | undefined;
+  let document: Record<string, unknown> | undefined;
+  const state: HearthWatchState = { state: 'idle', etag: undefined, lastChangeAt: undefined, lastError: undefined };
+
+  /** One request; true when a new document arrived. Throws on a network error or an unexpected status. */
+  const fetchOnce = async (ctx: CollectorContext, settings: Settings, waitSeconds: number): Promise<boolean> => {
+    const headers: Record<string, string> = { authorization: settings.authorization, accept: 'application/json' };
+    if (etag !== undefined) headers['if-none-match'] = etag;
+    const url = waitSeconds > 0 && etag !== undefined ? withWait(settings.url, waitSeconds) : settings.url;
+    const response = await ctx.http({
+      method: 'GET',
+      url,
+      headers,
+      timeoutMs: settings.timeoutMs + waitSeconds * 1000,
+      signal: ctx.signal,
+    });
+    if (response.status === 304) return false;
+    if (response.status !== 200) throw new Error(`GET ${settings.url} answered ${response.status}: ${response.text().slice(0, 200)}`);
+    const body = jsonObject(response.text());
+    if (!body.ok) throw new Error(body.reason);
+    const header = response.headers.etag;
+    const next = typeof header === 'string' ? header : undefined;
+    const changed = next === undefined || next !== etag;
+    etag = next;
+    document = body.value;
+    state.etag = etag;
+    if (changed) state.lastChangeAt = new Date().toISOString();
+    return changed;
+  };
+
+  return {
+    name: 'hearth',
+    async collect(ctx): Promise<CollectOutcome> {
+      const settings = readSettings(ctx);
+      if (typeof settings === 'string') return notConfigured(settings);
+      try {
+        await fetchOnce(ctx, settings, 0);
+      } catch (error) {
+        return unavailable((error as Error).message);
+      }
+      if (document === undefined) return unavailable('no metadata document yet');
+      return { kind: 'data', outputs: explodeDeployments(document, ctx.options.deploymentKeys, 'hearth', ctx.log) };
+    },
+    async watch(ctx, onChange) {
+      const settings = readSettings(ctx);
+      if (typeof settings === 'string') return;
+      let backoffMs = 1000;
+      while (!ctx.signal?.aborted) {
+        try {
+          state.state = 'waiting';
+          const changed = await fetchOnce(ctx, settings, settings.waitSeconds);
+          state.lastError = undefined;
+          backoffMs = 1000;
+          if (changed) onChange();
+          if (etag === undefined) {
+            // Without an ETag the server cannot hold the request: poll at the plain interval instead of spinning.
+            state.state = 'backoff';
+            await sleep(ctx.options.pollingInterval * 1000, ctx.signal);
+          }
+        } catch (error) {
+          if (ctx.signal?.aborted) break;
+          state.lastError = (error as Error).message;
+          state.state = 'backoff';
+          ctx.log.warn('hearth long-poll failed; retrying', { error: state.lastError, retry_in_ms: backoffMs });
+          await sleep(backoffMs, ctx.signal);
+          backoffMs = Math.min(backoffMs * 2, 30_000);
+        }
+      }
+      state.state = 'idle';
+    },
+    watchState: () => ({ ...state }),
+  };
+}

@@ -1,0 +1,30 @@
+// `heat_local`: the boot-time metadata files (cfn-init-data) shallow-merged; missing or invalid
+// files are skipped; nothing at all is "not available". Not exploded.
+import { existsSync, readFileSync } from 'node:fs';
+import { settings, unavailable, type Collector } from './types.ts';
+
+/** The `heat_local` collector. */
+export const heatLocalCollector: Collector = {
+  name: 'heat_local',
+  async collect({ options, log }) {
+    const paths = settings(options, 'heat_local', 'path') ?? [];
+    let merged: Record<string, unknown> | undefined;
+    for (const path of paths) {
+      if (!existsSync(path)) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(readFileSync(path, 'utf8'));
+      } catch (error) {
+        log.info(`${path} is not valid JSON (${(error as Error).message})`);
+        continue;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        log.info(`${path} does not hold a JSON object; skipped`);
+        continue;
+      }
+      merged = { ...merged, ...(value as Record<string, unknown>) };
+    }
+    if (merged === undefined || Object.keys(merged).length === 0) return unavailable(`Local metadata not found (${JSON.stringify(paths)})`);
+    return { kind: 'data', outputs: [['heat_local', merged]] };
+  },
+};

@@ -1,0 +1,111 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExitError } from '@hearth/agent-kit';
+import { parseCommandLine, type CollectOptions } from './options.ts';
+
+function tempRoot(): string {
+  return mkdtempSync(join(tmpdir(), 'occ-options-'));
+}
+
+function run(argv: string[], env: NodeJS.ProcessEnv): CollectOptions {
+  const parsed = parseCommandLine(argv, env);
+  assert.equal(parsed.action, 'run');
+  return (parsed as { options: CollectOptions }).options;
+}
+
+test('defaults are the original ones, with every path under HEARTH_ROOT', () => {
+  const root = tempRoot();
+  const options = run([], { HEARTH_ROOT: root });
+  assert.equal(options.command, undefined);
+  assert.equal(options.cachedir, `${root}/var/lib/os-collect-config`);
+  assert.equal(options.backupCachedir, `${root}/var/run/os-collect-config`);
+  assert.deepEqual(options.collectors, ['heat_local', 'ec2', 'cfn', 'heat', 'request', 'local', 'zaqar']);
+  assert.equal(options.collectorsDefaulted, true);
+  assert.equal(options.minPollingInterval, 1);
+  assert.equal(options.pollingInterval, 30);
+  assert.equal(options.splay, 0);
+  assert.deepEqual(options.deploymentKeys, ['deployments']);
+  assert.deepEqual(options.groups.heat_local?.path, [`${root}/var/lib/heat-cfntools/cfn-init-data`]);
+  assert.deepEqual(options.groups.local?.path, [`${root}/var/lib/os-collect-config/local-data`]);
+  assert.equal(options.groups.ec2?.metadata_url, 'http://169.254.169.254/latest/meta-data');
+  assert.equal(options.groups.hearth?.wait, 55);
+  assert.deepEqual(options.configFiles, []);
+  assert.ok(Object.isFrozen(options) && Object.isFrozen(options.groups.cfn));
+});
+
+test('the default config file is read; the command line wins over it; repeated keys accumulate', () => {
+  const root = tempRoot();
+  const conf = join(root, 'etc', 'os-collect-config.conf');
+  mkdirSync(join(root, 'etc'));
+  writeFileSync(
+    conf,
+    [
+      '[DEFAULT]',
+      'command = os-refresh-config',
+      'polling_interval = 10',
+      'collectors = heat_local',
+      'collectors = cfn',
+      'one_time = yes',
+      '[cfn]',
+      'metadata_url = http://127.0.0.1:8000/v1/',
+      'path = vm1.Metadata',
+      'path = vm1.Other',
+      'secret_access_key = a$$b',
+      'access_key_id = $stack_name-key',
+      'stack_name = web',
+      '[heat_local]',
+      'path = /x',
+    ].join('\n'),
+  );
+  const options = run(['-i', '5', '--cfn-stack-name', 'other', '--heat_local-path', '/y', '--heat-local-path', '/z'], {
+    HEARTH_ROOT: root,
+  });
+  assert.deepEqual(options.configFiles, [conf]);
+  assert.equal(options.command, 'os-refresh-config');
+  assert.equal(options.pollingInterval, 5);
+  assert.equal(options.oneTime, true);
+  assert.deepEqual(options.collectors, ['heat_local', 'cfn']);
+  assert.equal(options.collectorsDefaulted, false);
+  assert.deepEqual(options.groups.cfn?.path, ['vm1.Metadata', 'vm1.Other']);
+  assert.equal(options.groups.cfn?.stack_name, 'other');
+  assert.equal(options.groups.cfn?.secret_access_key, 'a$b', '$$ is a literal dollar');
+  assert.equal(options.groups.cfn?.access_key_id, 'web-key', '$name refers to the same group');
+  assert.deepEqual(options.groups.heat_local?.path, ['/y', '/z']);
+});
+
+test('positional collectors override the file; --force implies --one-time; --noone-time turns it off', () => {
+  const root = tempRoot();
+  const conf = join(root, 'a.conf');
+  writeFileSync(conf, '[DEFAULT]\ncollectors = cfn\none_time = true\n');
+  const options = run(['--config-file', conf, 'local', 'request', '--force'], { HEARTH_ROOT: root });
+  assert.deepEqual(options.collectors, ['local', 'request']);
+  assert.equal(options.force, true);
+  assert.equal(options.oneTime, true);
+  assert.equal(run(['--config-file', conf, '--noone-time'], { HEARTH_ROOT: root }).oneTime, false);
+});
+
+test('bad input is refused with the offending value', () => {
+  const root = tempRoot();
+  const env = { HEARTH_ROOT: root };
+  const expectExit = (argv: string[], code: number, pattern: RegExp): void => {
+    assert.throws(
+      () => parseCommandLine(argv, env),
+      (error: unknown) => error instanceof ExitError && error.exitCode === code && pattern.test(error.message),
+    );
+  };
+  expectExit(['nonsense'], 1, /unknown collectors \["nonsense"\]/);
+  expectExit(['--no-such-flag'], 2, /no-such-flag/);
+  expectExit(['--polling-interval', 'soon'], 1, /--polling-interval must be a number, got 'soon'/);
+  expectExit(['--config-file', join(root, 'missing.conf')], 1, /config file not found/);
+  const conf = join(root, 'b.conf');
+  writeFileSync(conf, '[DEFAULT]\nforce = maybe\n');
+  expectExit(['--config-file', conf], 1, /must be true or false, got 'maybe'/);
+});
+
+test('--help and --version are actions of their own', () => {
+  assert.deepEqual(parseCommandLine(['--help'], {}), { action: 'help' });
+  assert.deepEqual(parseCommandLine(['--version'], {}), { action: 'version' });
+});

@@ -1,0 +1,286 @@
+// Command line and config file -> one frozen CollectOptions (parse -> normalize -> validate ->
+// freeze). Precedence as in oslo.config: command line, then the config files, then the default.
+import { existsSync, readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { agentPaths, ExitError, loadIniFiles, osloInterpolate, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
+import { cliFlag, KNOWN_COLLECTORS, OPTION_TABLE, type CollectorName, type OptionSpec } from './option-table.ts';
+
+/** A resolved option value. */
+export type OptionValue = string | string[] | boolean | number | undefined;
+
+/** Resolved values of one group, by config-file name (underscores). */
+export type GroupValues = Readonly<Record<string, OptionValue>>;
+
+/** Everything one run needs, frozen. Durations are in seconds, as the original's options. */
+export interface CollectOptions {
+  /** Shell command run on change (OS_CONFIG_FILES in its env); undefined = print and exit. */
+  command: string | undefined;
+  cachedir: string;
+  backupCachedir: string;
+  collectors: readonly CollectorName[];
+  /** True when the collectors came from the defaults rather than the command line or a file. */
+  collectorsDefaulted: boolean;
+  oneTime: boolean;
+  force: boolean;
+  printOnly: boolean;
+  printCachedir: boolean;
+  minPollingInterval: number;
+  pollingInterval: number;
+  splay: number;
+  deploymentKeys: readonly string[];
+  /** The config files read, in order (hashed to notice a change: re-exec). */
+  configFiles: readonly string[];
+  /** Group options by group (`cfn`, `heat`, …), including DEFAULT. */
+  groups: Readonly<Record<string, GroupValues>>;
+  /** `--status`: print the running daemon's state and exit. */
+  status: boolean;
+  /** `--json` with `--status`. */
+  json: boolean;
+  /** Where the daemon writes its state. Default `<stateDir>/os-collect-config.status.json`. */
+  statusFile: string;
+  logLevel: 'debug' | 'info' | 'warn';
+  logFormat: 'json' | 'text';
+  logFile: string | undefined;
+  paths: Readonly<AgentPaths>;
+}
+
+/** What the command line asks for. */
+export type ParsedCommand = { action: 'help' } | { action: 'version' } | { action: 'run'; options: CollectOptions };
+
+const BOOLEAN_WORDS = new Map([
+  ['true', true],
+  ['1', true],
+  ['on', true],
+  ['yes', true],
+  ['false', false],
+  ['0', false],
+  ['off', false],
+  ['no', false],
+]);
+
+const EXTRA_FLAGS: ParseArgsConfig['options'] = {
+  'config-file': { type: 'string', multiple: true },
+  'config-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  debug: { type: 'boolean', short: 'd' },
+  verbose: { type: 'boolean', short: 'v' },
+  'log-file': { type: 'string' },
+  'log-format': { type: 'string' },
+  status: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'status-file': { type: 'string' },
+};
+
+function flagConfig(): NonNullable<ParseArgsConfig['options']> {
+  const flags: NonNullable<ParseArgsConfig['options']> = { ...EXTRA_FLAGS };
+  for (const spec of OPTION_TABLE) {
+    if (spec.group === 'DEFAULT' && spec.name === 'collectors') continue;
+    const flag = cliFlag(spec);
+    flags[flag] = {
+      type: spec.kind === 'bool' ? 'boolean' : 'string',
+      multiple: spec.kind === 'multi',
+      ...(spec.short ? { short: spec.short } : {}),
+    };
+    if (spec.kind === 'bool') flags[`no${flag}`] = { type: 'boolean' };
+    if (spec.group === 'heat_local') flags[flag.replace('heat_local-', 'heat-local-')] = flags[flag];
+  }
+  return flags;
+}
+
+/** The config files oslo would read: `--config-file` values, else the first of ~/os-collect-config.conf and the default path. */
+function configFiles(cliFiles: string[] | undefined, configDir: string | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
+  let files: string[];
+  if (cliFiles && cliFiles.length > 0) {
+    const missing = cliFiles.filter((file) => !existsSync(file));
+    if (missing.length > 0) throw new ExitError(1, `os-collect-config: config file not found: ${missing.join(', ')}`);
+    files = cliFiles;
+  } else {
+    const searchHome = env.HEARTH_ROOT === undefined && env.HEARTH_COLLECT_CONFIG_FILE === undefined;
+    const candidates = [...(searchHome ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile];
+    files = candidates.filter((file) => existsSync(file)).slice(0, 1);
+  }
+  if (configDir !== undefined) {
+    if (!existsSync(configDir)) throw new ExitError(1, `os-collect-config: config dir not found: ${configDir}`);
+    const confs = readdirSync(configDir)
+      .filter((name) => name.endsWith('.conf'))
+      .sort();
+    files = [...files, ...confs.map((name) => join(configDir, name))];
+  }
+  return files;
+}
+
+function fileValues(ini: IniDocument, group: string, name: string): string[] | undefined {
+  const section = ini.get(group);
+  return section?.get(name) ?? section?.get(name.replaceAll('_', '-'));
+}
+
+function convert(spec: OptionSpec, raw: string[], origin: string): OptionValue {
+  const last = raw[raw.length - 1] ?? '';
+  switch (spec.kind) {
+    case 'multi':
+      return raw;
+    case 'string':
+      return last;
+    case 'bool': {
+      const value = BOOLEAN_WORDS.get(last.trim().toLowerCase());
+      if (value === undefined) throw new ExitError(1, `os-collect-config: ${origin} must be true or false, got '${last}'`);
+      return value;
+    }
+    case 'float': {
+      const value = Number(last.trim());
+      if (last.trim() === '' || !Number.isFinite(value))
+        throw new ExitError(1, `os-collect-config: ${origin} must be a number, got '${last}'`);
+      return value;
+    }
+  }
+}
+
+function resolve(
+  cli: Record<string, unknown>,
+  ini: IniDocument,
+  paths: AgentPaths,
+  positionals: string[],
+): Record<string, Record<string, OptionValue>> {
+  const groups: Record<string, Record<string, OptionValue>> = {};
+  const lookup = (group: string) => (name: string) => fileValues(ini, group, name)?.at(-1) ?? fileValues(ini, 'DEFAULT', name)?.at(-1);
+  for (const spec of OPTION_TABLE) {
+    const target = (groups[spec.group] ??= {});
+    const flag = cliFlag(spec);
+    const origin = spec.group === 'DEFAULT' ? `--${flag}` : `[${spec.group}] ${spec.name}`;
+    let fromCli: unknown = cli[flag];
+    if (spec.group === 'heat_local') {
+      // oslo spells it --heat_local-path; --heat-local-path is accepted too, and both accumulate.
+      const both = [cli[flag], cli[flag.replace('heat_local-', 'heat-local-')]].flat().filter((value) => value !== undefined);
+      fromCli = both.length > 0 ? both : undefined;
+    }
+    if (spec.kind === 'bool' && cli[`no${flag}`] === true) fromCli = false;
+    if (spec.group === 'DEFAULT' && spec.name === 'collectors' && positionals.length > 0) fromCli = positionals;
+    if (fromCli !== undefined) {
+      target[spec.name] =
+        typeof fromCli === 'boolean' ? fromCli : convert(spec, ([] as string[]).concat(fromCli as string | string[]), origin);
+      continue;
+    }
+    const raw = fileValues(ini, spec.group, spec.name);
+    if (raw !== undefined && raw.length > 0) {
+      target[spec.name] = convert(
+        spec,
+        raw.map((value) => osloInterpolate(value, lookup(spec.group))),
+        origin,
+      );
+      continue;
+    }
+    target[spec.name] = spec.fallback?.(paths);
+  }
+  return groups;
+}
+
+/** Parses argv (without node and the script) and the config files into what to do. Throws ExitError(2) on a bad flag. */
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedCommand {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options: flagConfig(), allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new ExitError(2, `os-collect-config: ${(error as Error).message}\nTry 'os-collect-config --help'.`);
+  }
+  const cli = parsed.values as Record<string, unknown>;
+  if (cli.help === true) return { action: 'help' };
+  if (cli.version === true) return { action: 'version' };
+  const paths = agentPaths(env);
+  const files = configFiles(cli['config-file'] as string[] | undefined, cli['config-dir'] as string | undefined, paths, env);
+  const ini = loadIniFiles(files);
+  const groups = resolve(cli, ini, paths, parsed.positionals);
+  const collectorsDefaulted = parsed.positionals.length === 0 && fileValues(ini, 'DEFAULT', 'collectors') === undefined;
+  return { action: 'run', options: normalize(groups, cli, files, paths, collectorsDefaulted) };
+}
+
+function normalize(
+  groups: Record<string, Record<string, OptionValue>>,
+  cli: Record<string, unknown>,
+  files: string[],
+  paths: AgentPaths,
+  collectorsDefaulted: boolean,
+): CollectOptions {
+  const main = groups.DEFAULT ?? {};
+  const collectors = main.collectors as string[];
+  const unknown = collectors.filter((name) => !(KNOWN_COLLECTORS as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new ExitError(
+      1,
+      `os-collect-config: unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`,
+    );
+  }
+  const logFormat = (cli['log-format'] as string | undefined) ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'text')
+    throw new ExitError(2, `os-collect-config: --log-format must be json or text, got '${logFormat}'`);
+  const force = main.force === true;
+  const positive = (name: string): number => {
+    const value = main[name] as number;
+    if (value < 0) throw new ExitError(1, `os-collect-config: --${name.replaceAll('_', '-')} must not be negative, got ${value}`);
+    return value;
+  };
+  const options: CollectOptions = {
+    command: (main.command as string | undefined) || undefined,
+    cachedir: main.cachedir as string,
+    backupCachedir: main.backup_cachedir as string,
+    collectors: collectors as CollectorName[],
+    collectorsDefaulted,
+    oneTime: main.one_time === true || force,
+    force,
+    printOnly: main.print === true,
+    printCachedir: main.print_cachedir === true,
+    minPollingInterval: positive('min_polling_interval'),
+    pollingInterval: positive('polling_interval'),
+    splay: positive('splay'),
+    deploymentKeys: main.deployment_key as string[],
+    configFiles: files,
+    groups: Object.fromEntries(Object.entries(groups).map(([name, values]) => [name, Object.freeze(values)])),
+    status: cli.status === true,
+    json: cli.json === true,
+    statusFile: (cli['status-file'] as string | undefined) ?? join(paths.stateDir, 'os-collect-config.status.json'),
+    logLevel: cli.debug === true ? 'debug' : 'info',
+    logFormat,
+    logFile: cli['log-file'] as string | undefined,
+    paths,
+  };
+  return deepFreeze(options);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+/** The `--help` text. */
+export function helpText(): string {
+  const lines = [
+    'usage: os-collect-config [options] [collectors ...]',
+    '',
+    'Collects metadata from the configured sources into the cache and runs --command when it changed,',
+    'with OS_CONFIG_FILES set to the cache files. Without --command: collect once, print, exit.',
+    '',
+    `positional: collectors (default: heat_local ec2 cfn heat request local zaqar; also: hearth)`,
+    '',
+    'options:',
+    '  -h, --help              show this help and exit',
+    '  --version               print the version and exit',
+    '  --config-file PATH      config file (repeatable; default ~/os-collect-config.conf or /etc/os-collect-config.conf)',
+    '  --config-dir DIR        also read DIR/*.conf',
+    '  -d, --debug             debug logging',
+    '  --log-format json|text  log lines on stderr (default json)',
+    '  --log-file PATH         log to this file instead of stderr',
+    '  --status [--json]       print the running daemon state (last poll per collector, last command) and exit',
+    '  --status-file PATH      where the daemon keeps that state',
+  ];
+  for (const spec of OPTION_TABLE) {
+    if (spec.name === 'collectors' && spec.group === 'DEFAULT') continue;
+    const flag = `${spec.short ? `-${spec.short}, ` : ''}--${cliFlag(spec)}${spec.kind === 'bool' ? '' : spec.kind === 'float' ? ' N' : ' VALUE'}`;
+    lines.push(`  ${flag.padEnd(34)} ${spec.help}${spec.kind === 'multi' ? ' (repeatable)' : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,30 @@
+// Runs the configured command as the original does (`subprocess.check_call(command, shell=True)`):
+// through /bin/sh, with the daemon's stdout and stderr (so os-refresh-config's output reaches the
+// journal as it happens) and OS_CONFIG_FILES added to the environment. agent-kit's runProcess
+// captures output instead, and would load execa into every VM's resident daemon for this one call.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+
+/** The outcome of one command run: the same fields whether it succeeded or not. */
+export interface CommandResult {
+  command: string;
+  /** The exit code; 128 + n when killed by signal n; 127 when the shell could not start. */
+  exitCode: number;
+  signal: string | null;
+  startedAt: string;
+  durationMs: number;
+}
+
+/** Runs `command` with `sh -c` and OS_CONFIG_FILES=`files` joined by `:`; never rejects. */
+export function runCommand(command: string, files: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CommandResult> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', command], { env: { ...env, OS_CONFIG_FILES: files.join(':') }, stdio: 'inherit' });
+    child.once('error', () => resolve({ command, exitCode: 127, signal: null, startedAt, durationMs: Date.now() - started }));
+    child.once('close', (code, signal) => {
+      const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
+      resolve({ command, exitCode, signal, startedAt, durationMs: Date.now() - started });
+    });
+  });
+}
