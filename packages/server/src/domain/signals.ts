@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { DeploymentSignal, Heartbeat, HeartbeatAck, SignalAck } from '@hearth/protocol';
+import type { DeploymentSignal, Heartbeat, HeartbeatAck, SignalAck, StoredOutput } from '@hearth/protocol';
 import { heatTime } from '@hearth/protocol';
+import type { Insertable } from 'kysely';
 import type { Store } from '../store/store.ts';
-import type { DeploymentRow } from '../store/schema.ts';
+import type { DeploymentRow, SignalsTable } from '../store/schema.ts';
+import { precompile, preparedWrite, type PreparedWriteContext } from '../store/write-queue.ts';
 import type { Principal } from '../auth/principal.ts';
 import { topics } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
@@ -26,94 +28,152 @@ export function assertMaySignal(
 
 /** The idempotency key of a signal: the client's, else a digest of the action and the body. */
 export function signalKey(derivedConfigId: string, body: DeploymentSignal, clientKey?: string): string {
-  if (clientKey) return `client:${clientKey}`;
-  return `body:${createHash('sha256').update(derivedConfigId).update('\n').update(JSON.stringify(body)).digest('base64url')}`;
+  return keyOfText(derivedConfigId, JSON.stringify(body), clientKey);
 }
+
+/** signalKey of a body already serialised (the same text is stored, so it is serialised once). */
+function keyOfText(derivedConfigId: string, bodyText: string, clientKey: string | undefined): string {
+  if (clientKey) return `client:${clientKey}`;
+  return `body:${createHash('sha256').update(derivedConfigId).update('\n').update(bodyText).digest('base64url')}`;
+}
+
+/** What a signal sends to the writer thread. */
+interface SignalArgs {
+  principal: Principal;
+  id: string;
+  body: DeploymentSignal;
+  clientKey: string | undefined;
+}
+
+const selectDeployment = precompile<{ id: string }, DeploymentRow>((db, p) =>
+  db.selectFrom('software_deployments').selectAll().where('id', '=', p.id),
+);
+const selectEarlier = precompile<{ id: string; key: string }, { result_status: string; result_reason: string | null }>((db, p) =>
+  db
+    .selectFrom('signals')
+    .select(['result_status', 'result_reason'])
+    .where('deployment_id', '=', p.id)
+    .where('idempotency_key', '=', p.key),
+);
+const selectConfig = precompile<{ id: string }, { project_id: string; outputs: string }>((db, p) =>
+  db.selectFrom('software_configs').select(['project_id', 'outputs']).where('id', '=', p.id),
+);
+const insertSignal = precompile<Insertable<SignalsTable>, unknown>((db, p) =>
+  db
+    .insertInto('signals')
+    .values({
+      deployment_id: p.deployment_id,
+      derived_config_id: p.derived_config_id,
+      idempotency_key: p.idempotency_key,
+      body: p.body,
+      result_status: p.result_status,
+      result_reason: p.result_reason,
+      received_at: p.received_at,
+    })
+    .onConflict((oc) => oc.columns(['deployment_id', 'idempotency_key']).doNothing()),
+);
+const completeDeployment = precompile<{ id: string; status: string; status_reason: string; output_values: string; now: string }, unknown>(
+  (db, p) =>
+    db
+      .updateTable('software_deployments')
+      .set({ status: p.status, status_reason: p.status_reason, output_values: p.output_values, deadline_at: null, updated_at: p.now })
+      .where('id', '=', p.id),
+);
+
+/** Declared outputs per config id, on the writer thread (configs are immutable once created). */
+const configOutputs = new Map<string, { projectId: string; outputs: StoredOutput[] }>();
+
+function outputsOf(ctx: PreparedWriteContext, projectId: string, configId: string): StoredOutput[] {
+  let config = configOutputs.get(configId);
+  if (!config) {
+    const row = ctx.get(selectConfig, { id: configId });
+    if (!row) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: configId });
+    config = { projectId: row.project_id, outputs: JSON.parse(row.outputs) as StoredOutput[] };
+    if (configOutputs.size > 10_000) configOutputs.clear();
+    configOutputs.set(configId, config);
+  }
+  if (config.projectId !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: configId });
+  return config.outputs;
+}
+
+/** Applies a signal, on the writer thread (see SignalService.signal). */
+function applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): SignalAck {
+  const row = ctx.get(selectDeployment, { id });
+  assertMaySignal(principal, row, id);
+  const bodyText = JSON.stringify(body);
+  const key = keyOfText(row.derived_config_id, bodyText, clientKey);
+  if (row.status !== 'IN_PROGRESS') {
+    const earlier = ctx.get(selectEarlier, { id, key });
+    if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
+    throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
+  }
+  const outputs = outputsOf(ctx, row.project_id, row.config_id);
+  const outcome = signalOutcome(body, outputs, row.output_values ? (JSON.parse(row.output_values) as Record<string, unknown>) : null);
+  const inserted = ctx.run(insertSignal, {
+    deployment_id: id,
+    derived_config_id: row.derived_config_id,
+    idempotency_key: key,
+    body: bodyText,
+    result_status: outcome.status,
+    result_reason: outcome.reason,
+    received_at: ctx.now,
+  });
+  if (inserted === 0) {
+    throw new HearthError('ERR_SIGNAL_INVALID', {
+      reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key',
+    });
+  }
+  ctx.run(completeDeployment, {
+    id,
+    status: outcome.status,
+    status_reason: outcome.reason,
+    output_values: JSON.stringify(outcome.outputValues),
+    now: ctx.now,
+  });
+  const code = body.deploy_status_code ?? null;
+  ctx.event(
+    deploymentEvent(
+      row,
+      'deployment.signalled',
+      `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`,
+      { deploy_status_code: code, idempotency_key: key },
+    ),
+  );
+  ctx.event(
+    deploymentEvent(
+      row,
+      outcome.status === 'COMPLETE' ? 'deployment.completed' : 'deployment.failed',
+      outcome.status === 'COMPLETE'
+        ? `Deployment ${row.action} complete: ${outcome.reason}`
+        : `Deployment ${row.action} failed: ${outcome.reason}`,
+      { status: outcome.status },
+    ),
+  );
+  ctx.publish(topics.deployment(id));
+  ctx.publish(topics.deadlines);
+  return { deployment_id: id, status: outcome.status, status_reason: outcome.reason, duplicate: false };
+}
+
+/** The prepared writes of this module; the store's writer thread runs them. */
+export const preparedWrites = { signal: applySignal };
+
+const signalWrite = preparedWrite<SignalArgs, SignalAck>(import.meta.url, 'signal');
 
 /** Deployment signals and heartbeats from agents. */
 export class SignalService {
   constructor(
     private readonly store: Store,
-    private readonly configs: ConfigService,
+    /** Unused since signals read their config's outputs on the writer thread; kept for the constructor's callers. */
+    _configs: ConfigService,
   ) {}
 
   /**
    * Applies a signal. The reply is sent only after the transaction has committed; the same signal
-   * again is acknowledged with `duplicate: true` and changes nothing.
+   * again is acknowledged with `duplicate: true` and changes nothing. It runs on the store's writer
+   * thread (a prepared write), so the event loop only hands the body over and awaits the commit.
    */
   async signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
-    return this.store.write(async ({ trx, now, event, publish }) => {
-      const row = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
-      assertMaySignal(principal, row, id);
-      const key = signalKey(row.derived_config_id, body, clientKey);
-      if (row.status !== 'IN_PROGRESS') {
-        const earlier = await trx
-          .selectFrom('signals')
-          .select(['result_status', 'result_reason'])
-          .where('deployment_id', '=', id)
-          .where('idempotency_key', '=', key)
-          .executeTakeFirst();
-        if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
-        throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
-      }
-      const config = await this.configs.get(row.project_id, row.config_id);
-      const outcome = signalOutcome(
-        body,
-        config.outputs,
-        row.output_values ? (JSON.parse(row.output_values) as Record<string, unknown>) : null,
-      );
-      const inserted = await trx
-        .insertInto('signals')
-        .values({
-          deployment_id: id,
-          derived_config_id: row.derived_config_id,
-          idempotency_key: key,
-          body: JSON.stringify(body),
-          result_status: outcome.status,
-          result_reason: outcome.reason,
-          received_at: now,
-        })
-        .onConflict((oc) => oc.columns(['deployment_id', 'idempotency_key']).doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-        throw new HearthError('ERR_SIGNAL_INVALID', {
-          reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key',
-        });
-      }
-      await trx
-        .updateTable('software_deployments')
-        .set({
-          status: outcome.status,
-          status_reason: outcome.reason,
-          output_values: JSON.stringify(outcome.outputValues),
-          deadline_at: null,
-          updated_at: now,
-        })
-        .where('id', '=', id)
-        .execute();
-      const code = body.deploy_status_code ?? null;
-      event(
-        deploymentEvent(
-          row,
-          'deployment.signalled',
-          `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`,
-          { deploy_status_code: code, idempotency_key: key },
-        ),
-      );
-      event(
-        deploymentEvent(
-          row,
-          outcome.status === 'COMPLETE' ? 'deployment.completed' : 'deployment.failed',
-          outcome.status === 'COMPLETE'
-            ? `Deployment ${row.action} complete: ${outcome.reason}`
-            : `Deployment ${row.action} failed: ${outcome.reason}`,
-          { status: outcome.status },
-        ),
-      );
-      publish(topics.deployment(id));
-      publish(topics.deadlines);
-      return { deployment_id: id, status: outcome.status, status_reason: outcome.reason, duplicate: false };
-    });
+    return this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
   }
 
   /** Records a heartbeat and pushes the deadline to at least `timeout` seconds from now. */

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { Migrator, sql, type Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations, type DialectName } from './migrations.ts';
-import { openSqlite } from './sqlite.ts';
-import { WriteQueue, type WriteUnit } from './write-queue.ts';
+import { openSqlite, WriterThread } from './sqlite.ts';
+import { WriteQueue, type PreparedWrite, type WriteUnit } from './write-queue.ts';
 import { HearthError } from '../domain/errors.ts';
 
 /** Where the store lives: a SQLite file in the data dir, unless a database URL is given. */
@@ -24,6 +24,11 @@ export interface Store {
   readonly reader: Kysely<Database>;
   /** Runs a unit of work in a group-committed transaction; resolves after COMMIT. */
   write<T>(unit: WriteUnit<T>): Promise<T>;
+  /**
+   * Runs a prepared write (precompiled statements, plain data in and out) in a group-committed
+   * transaction on the writer thread, off the event loop; resolves after COMMIT.
+   */
+  writePrepared<A, R>(write: PreparedWrite<A, R>, args: A): Promise<R>;
   /** Units waiting for a batch. */
   writeQueueDepth(): number;
   /** Applies pending migrations; returns the names applied. */
@@ -43,11 +48,13 @@ export function openStore(options: StoreOptions): Store {
   }
   const file = options.databaseUrl ? options.databaseUrl.slice('sqlite:'.length) : join(options.dataDir, 'hearth.db');
   const { writer, reader, raw } = openSqlite(file);
-  const queue = new WriteQueue(writer, { onCommit: options.onCommit ?? (() => undefined) });
+  const thread = new WriterThread(file);
+  const queue = new WriteQueue(writer, { onCommit: options.onCommit ?? (() => undefined), prepared: thread });
   return {
     dialect: 'sqlite',
     reader,
     write: (unit) => queue.run(unit),
+    writePrepared: (write, args) => queue.runPrepared(write, args),
     writeQueueDepth: () => queue.depth,
     async migrate() {
       const migrator = new Migrator({
@@ -66,6 +73,8 @@ export function openStore(options: StoreOptions): Store {
       }
     },
     async close() {
+      await queue.drained();
+      await thread.close();
       await writer.destroy();
       await reader.destroy();
       if (raw.open) raw.close();

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Compilable, type Transaction } from 'kysely';
 import type { Database, NewEvent } from './schema.ts';
 import { isHearthError } from '../domain/errors.ts';
 
@@ -20,8 +20,98 @@ export interface WriteContext {
  */
 export type WriteUnit<T> = (ctx: WriteContext) => Promise<T>;
 
+/** A query compiled once by Kysely, with named parameters bound at each run. */
+export interface Precompiled<P, R> {
+  /** The SQL text, as Kysely's dialect compiled it. */
+  readonly sql: string;
+  /** For each `?` in order: the parameter's name, or the constant Kysely put there. */
+  readonly slots: ReadonlyArray<{ name: string } | { value: unknown }>;
+  /** Type only: the parameters and the row type. */
+  readonly types?: [P, R];
+}
+
+const PARAM_MARK = '\u0000hearth-param:';
+const compiler = new Kysely<Database>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+/**
+ * Compiles a query once (SQLite dialect). `build` gets a compile-only Kysely and `p`, whose
+ * properties stand for the named parameters; each run binds them from a plain object. `p` has no
+ * keys of its own: name each column (`values({ a: p.a })`), never spread or pass `p` whole.
+ */
+export function precompile<P extends Record<string, unknown>, R>(build: (db: Kysely<Database>, p: P) => Compilable<R>): Precompiled<P, R> {
+  const p = new Proxy({}, { get: (_target, name) => `${PARAM_MARK}${String(name)}` }) as P;
+  const compiled = build(compiler, p).compile();
+  const slots = compiled.parameters.map((value) =>
+    typeof value === 'string' && value.startsWith(PARAM_MARK) ? { name: value.slice(PARAM_MARK.length) } : { value },
+  );
+  return { sql: compiled.sql, slots };
+}
+
+/** What a prepared write gets: precompiled statements on the open transaction, the clock, effects. */
+export interface PreparedWriteContext {
+  /** The batch's timestamp (ISO, ms). */
+  now: string;
+  /** First row of a precompiled query, or undefined. */
+  get<P, R>(query: Precompiled<P, R>, params: P): R | undefined;
+  /** Runs a precompiled statement; returns how many rows it changed. */
+  run<P, R>(query: Precompiled<P, R>, params: P): number;
+  /** Feed topics to publish once the transaction has committed. */
+  publish: (topic: string) => void;
+  /** An event row to insert in the same transaction. */
+  event: (event: Omit<NewEvent, 'time'>) => void;
+}
+
+/**
+ * A prepared write: synchronous logic over precompiled statements that takes and returns plain
+ * (structured-clonable) data, so it can run on the store's writer thread, beside the database. It
+ * follows the WriteUnit convention: a HearthError is thrown before anything is written.
+ */
+export type PreparedWriteFn<A, R> = (ctx: PreparedWriteContext, args: A) => R;
+
+/** Names a prepared write: the module that exports it in `preparedWrites`, and its key there. */
+export interface PreparedWrite<A, R> {
+  readonly module: string;
+  readonly name: string;
+  /** Type only. */
+  readonly types?: [A, R];
+}
+
+/** A module of prepared writes exports them as `preparedWrites`. */
+export interface PreparedWriteModule {
+  preparedWrites: Record<string, PreparedWriteFn<never, unknown>>;
+}
+
+/** Declares a prepared write; `module` is the declaring module's `import.meta.url`. */
+export function preparedWrite<A, R>(module: string, name: string): PreparedWrite<A, R> {
+  return { module, name };
+}
+
+/** One queued prepared write, as sent to whatever runs them. */
+export interface PreparedCall {
+  module: string;
+  name: string;
+  args: unknown;
+}
+
+/** The outcome of one call or unit in a batch. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Runs batches of prepared writes in one transaction each (the writer thread, or in-process). */
+export interface PreparedRunner {
+  /** Runs the calls in one transaction; resolves after COMMIT with each call's outcome and the topics. */
+  run(calls: PreparedCall[]): Promise<{ outcomes: Outcome[]; topics: string[] }>;
+}
+
 interface Pending {
-  unit: WriteUnit<unknown>;
+  unit?: WriteUnit<unknown>;
+  call?: PreparedCall;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -32,11 +122,15 @@ export interface WriteQueueOptions {
   maxBatch?: number;
   /** Called with the topics of each committed batch. */
   onCommit(topics: Set<string>): void;
+  /** Runs prepared writes (the writer thread); required for `runPrepared`. */
+  prepared?: PreparedRunner;
 }
 
 /**
  * Group commit: units queued in the same turn of the event loop share one transaction, so one
  * fsync acknowledges many writes. Each caller's promise settles only after COMMIT returned.
+ * Prepared writes of a batch commit in their own transaction on the prepared runner, right after
+ * the batch's units: one writer at a time, so the two connections never contend.
  */
 export class WriteQueue {
   private queue: Pending[] = [];
@@ -59,9 +153,23 @@ export class WriteQueue {
   /** Queues a unit; resolves with its result once its transaction has committed. */
   run<T>(unit: WriteUnit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ unit, resolve: (value) => resolve(value as T), reject });
+      this.queue.push({ unit, resolve: resolve, reject });
       this.schedule();
     });
+  }
+
+  /** Queues a prepared write; resolves with its result once its transaction has committed. */
+  runPrepared<A, R>(write: PreparedWrite<A, R>, args: A): Promise<R> {
+    if (!this.options.prepared) return Promise.reject(new Error('this store runs no prepared writes'));
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ call: { module: write.module, name: write.name, args }, resolve: resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once every write queued so far has settled. */
+  async drained(): Promise<void> {
+    while (this.running || this.scheduled || this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
   }
 
   private schedule(): void {
@@ -78,10 +186,23 @@ export class WriteQueue {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
-        await this.commitBatch(batch);
+        const units = batch.filter((p) => p.unit);
+        const calls = units.length === batch.length ? [] : batch.filter((p) => p.call);
+        if (units.length > 0) await this.commitBatch(units);
+        if (calls.length > 0) await this.commitPrepared(calls);
       }
     } finally {
       this.running = false;
+    }
+  }
+
+  private async commitPrepared(batch: Pending[]): Promise<void> {
+    try {
+      const { outcomes, topics } = await this.options.prepared!.run(batch.map((p) => p.call!));
+      this.options.onCommit(new Set(topics));
+      outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
     }
   }
 
@@ -92,10 +213,6 @@ export class WriteQueue {
     } catch {
       // Something unexpected failed the whole transaction: run each unit on its own, so one bad
       // unit cannot take the others' writes with it.
-      if (batch.length === 1) {
-        await this.runAlone(batch[0]!);
-        return;
-      }
       for (const pending of batch) await this.runAlone(pending);
     }
   }
@@ -110,12 +227,12 @@ export class WriteQueue {
     }
   }
 
-  private async transact(batch: Pending[]): Promise<Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>> {
+  private async transact(batch: Pending[]): Promise<Outcome[]> {
     const topics = new Set<string>();
     const outcomes = await this.db.transaction().execute(async (trx) => {
       const now = new Date().toISOString();
       const events: NewEvent[] = [];
-      const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+      const results: Outcome[] = [];
       for (const pending of batch) {
         const unitTopics: string[] = [];
         const unitEvents: NewEvent[] = [];
@@ -126,7 +243,7 @@ export class WriteQueue {
           event: (event) => unitEvents.push({ ...event, time: now }),
         };
         try {
-          results.push({ ok: true, value: await pending.unit(ctx) });
+          results.push({ ok: true, value: await pending.unit!(ctx) });
           for (const topic of unitTopics) topics.add(topic);
           events.push(...unitEvents);
         } catch (error) {
