@@ -209,7 +209,8 @@ function retryAfterMs(response: HttpResponse): number | undefined {
  * Sends one HTTP(S) request over keep-alive connections (node:http, no fetch: agents start fast and stay small).
  * Any status is a response. Network errors and timeouts throw HttpRequestError. Idempotent methods are retried
  * `retries` times on network errors, timeouts and 502/503/504 (the last such response is returned as is).
- * A request that met a pooled connection the server had just closed is re-sent once, whatever its method.
+ * An idempotent request that met a pooled connection the server had just closed is re-sent once on a new
+ * connection, even with `retries` 0. POST and PATCH are never sent twice: the caller (the outbox) owns that.
  */
 export async function httpRequest(options: HttpRequestOptions): Promise<HttpResponse> {
   const method = (options.method ?? 'GET').toUpperCase();
@@ -236,7 +237,8 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResp
     agent: url.protocol === 'https:' ? httpsAgentFor(options.ca, options.insecure ?? false) : httpAgent,
     signal: options.signal,
   };
-  const retries = IDEMPOTENT_METHODS.has(method) ? Math.max(0, options.retries ?? 0) : 0;
+  const idempotent = IDEMPOTENT_METHODS.has(method);
+  const retries = idempotent ? Math.max(0, options.retries ?? 0) : 0;
   const baseDelayMs = options.retryDelayMs ?? 500;
   let attempts = 0;
   let resentStale = false;
@@ -249,7 +251,7 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResp
       await pause(Math.min(Math.max(delayMs, retryAfterMs(response) ?? 0), MAX_RETRY_DELAY_MS), options.signal, method, url, attempts);
     } catch (error) {
       if (!(error instanceof AttemptFailure)) throw error;
-      if (error.staleSocket && !resentStale) {
+      if (error.staleSocket && idempotent && !resentStale) {
         resentStale = true;
         attempts -= 1;
         continue;

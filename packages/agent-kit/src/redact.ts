@@ -1,8 +1,8 @@
 /** What a secret value is replaced with in logs and error messages. */
 export const REDACTED = '***';
 
-/** Names that hold secrets: password, secret, token, signature, authorization, cookie, temp_url_sig. */
-const SECRET_WORDS = /password|passwd|secret|token|signature|authorization|cookie|(^|[_-])sig$/i;
+/** Names that hold secrets: *password*, *secret*, *token*, *authorization*, *cookie*, and *signature / *_sig at the end (not SignatureMethod). */
+const SECRET_WORDS = /password|passwd|secret|token|authorization|cookie|signature$|(^|[_-])sig$/i;
 /** `*_key` / `*-key` (private_key, secret_access_key) and camelCase `*Key` (secretKey). */
 const KEY_SUFFIX = /(?:[_-][kK][eE][yY]|[a-z0-9]Key)$/;
 

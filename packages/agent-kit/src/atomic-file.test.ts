@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeFileAtomic, writeFileAtomicSync } from './atomic-file.ts';
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-kit-atomic-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const variants = [
+  { name: 'writeFileAtomic', write: writeFileAtomic },
+  { name: 'writeFileAtomicSync', write: async (...args: Parameters<typeof writeFileAtomicSync>) => writeFileAtomicSync(...args) },
+];
+
+for (const { name, write } of variants) {
+  test(`${name} writes a new file with mode 0600 and leaves no temp file`, async (t) => {
+    const dir = tempDir(t);
+    const path = join(dir, 'data.json');
+    await write(path, '{"a":1}');
+    assert.equal(readFileSync(path, 'utf8'), '{"a":1}');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(dir), ['data.json']);
+  });
+
+  test(`${name} replaces an existing file and applies the requested mode exactly, whatever the umask`, async (t) => {
+    const dir = tempDir(t);
+    const path = join(dir, 'data');
+    writeFileSync(path, 'old content that is longer', { mode: 0o600 });
+    const previous = process.umask(0o077);
+    try {
+      await write(path, Buffer.from([0, 1, 2, 255]), { mode: 0o644 });
+    } finally {
+      process.umask(previous);
+    }
+    assert.deepEqual([...readFileSync(path)], [0, 1, 2, 255]);
+    assert.equal(statSync(path).mode & 0o777, 0o644);
+    assert.deepEqual(readdirSync(dir), ['data']);
+  });
+
+  test(`${name} creates missing parent directories with mode 0700`, async (t) => {
+    const dir = tempDir(t);
+    const path = join(dir, 'a', 'b', 'file');
+    await write(path, 'x');
+    assert.equal(readFileSync(path, 'utf8'), 'x');
+    assert.equal(statSync(join(dir, 'a', 'b')).mode & 0o777, 0o700);
+  });
+
+  test(`${name} fails when the target is a directory and cleans up its temp file`, async (t) => {
+    const dir = tempDir(t);
+    const path = join(dir, 'taken');
+    mkdirSync(path);
+    writeFileSync(join(path, 'inside'), 'keep');
+    await assert.rejects(write(path, 'x'), (error: NodeJS.ErrnoException) => ['EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(error.code ?? ''));
+    assert.deepEqual(readdirSync(dir), ['taken']);
+    assert.equal(readFileSync(join(path, 'inside'), 'utf8'), 'keep');
+  });
+
+  test(`${name} fails when a parent is a regular file`, async (t) => {
+    const dir = tempDir(t);
+    writeFileSync(join(dir, 'plain'), '');
+    await assert.rejects(
+      write(join(dir, 'plain', 'child'), 'x'),
+      (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR' || error.code === 'EEXIST',
+    );
+  });
+}
+
+test('concurrent atomic writes leave one complete version, never a mix', async (t) => {
+  const dir = tempDir(t);
+  const path = join(dir, 'contended');
+  const versions = Array.from({ length: 20 }, (_, index) => String(index).repeat(50_000));
+  await Promise.all(versions.map((content) => writeFileAtomic(path, content)));
+  assert.ok(versions.includes(readFileSync(path, 'utf8')));
+  assert.deepEqual(readdirSync(dir), ['contended']);
+});

@@ -1,0 +1,116 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProcess, type ProcessResult } from './run-process.ts';
+
+const FIELDS: (keyof ProcessResult)[] = ['command', 'cwd', 'exitCode', 'signal', 'stdout', 'stderr', 'durationMs', 'timedOut', 'failed'];
+
+function assertShape(result: ProcessResult): void {
+  assert.deepEqual(Object.keys(result).sort(), [...FIELDS].sort());
+}
+
+test('a successful command: untrimmed output, exit 0, not failed', async () => {
+  const result = await runProcess('sh', ['-c', 'printf "out\\n\\n"; printf "err\\n" >&2']);
+  assertShape(result);
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.signal, null);
+  assert.equal(result.stdout, 'out\n\n');
+  assert.equal(result.stderr, 'err\n');
+  assert.equal(result.failed, false);
+  assert.equal(result.timedOut, false);
+  assert.equal(result.command, `sh -c 'printf "out\\n\\n"; printf "err\\n" >&2'`);
+  assert.equal(result.cwd, process.cwd());
+  assert.ok(result.durationMs >= 0 && result.durationMs < 5000);
+});
+
+test('a non-zero exit is a result, not an exception', async () => {
+  const result = await runProcess('sh', ['-c', 'echo partial; echo broken >&2; exit 7']);
+  assertShape(result);
+  assert.equal(result.exitCode, 7);
+  assert.equal(result.failed, true);
+  assert.equal(result.stdout, 'partial\n');
+  assert.equal(result.stderr, 'broken\n', 'nothing is added: the child exited by itself');
+});
+
+test('a missing executable: exitCode null, failed, stderr says why', async () => {
+  const result = await runProcess('hearth-no-such-command', ['x']);
+  assertShape(result);
+  assert.equal(result.exitCode, null);
+  assert.equal(result.failed, true);
+  assert.equal(result.timedOut, false);
+  assert.match(result.stderr, /hearth-no-such-command x: could not start: executable not found/);
+});
+
+test('a file that is not executable cannot start', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-kit-run-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'hook'), '#!/bin/sh\necho ran\n', { mode: 0o644 });
+  const result = await runProcess(join(dir, 'hook'), []);
+  assert.equal(result.exitCode, null);
+  assert.equal(result.failed, true);
+  assert.match(result.stderr, /could not start: .*EACCES/);
+});
+
+test('a missing working directory is named', async () => {
+  const result = await runProcess('true', [], { cwd: '/nonexistent/hearth-dir' });
+  assert.equal(result.failed, true);
+  assert.match(result.stderr, /working directory \/nonexistent\/hearth-dir does not exist/);
+});
+
+test('a timeout kills the child and says so', async () => {
+  const started = Date.now();
+  const result = await runProcess('sh', ['-c', 'echo started; exec sleep 10'], { timeoutMs: 300 });
+  assertShape(result);
+  assert.ok(Date.now() - started < 5000, 'did not wait for the child');
+  assert.equal(result.timedOut, true);
+  assert.equal(result.failed, true);
+  assert.equal(result.exitCode, null);
+  assert.equal(result.signal, 'SIGTERM');
+  assert.equal(result.stdout, 'started\n');
+  assert.match(result.stderr, /timed out after 300 ms and was killed with SIGTERM\n$/);
+});
+
+test('a child killed by a signal reports the signal', async () => {
+  const result = await runProcess('sh', ['-c', 'printf "no newline" >&2; kill -KILL $$']);
+  assert.equal(result.exitCode, null);
+  assert.equal(result.signal, 'SIGKILL');
+  assert.equal(result.failed, true);
+  assert.equal(result.timedOut, false);
+  assert.match(result.stderr, /^no newline\n.*killed by SIGKILL\n$/);
+});
+
+test('input goes to stdin; without input stdin is empty, not left open', async () => {
+  const withInput = await runProcess('cat', [], { input: '{"deploy":1}' });
+  assert.equal(withInput.stdout, '{"deploy":1}');
+  const started = Date.now();
+  const without = await runProcess('cat', [], { timeoutMs: 5000 });
+  assert.equal(without.stdout, '');
+  assert.equal(without.timedOut, false);
+  assert.ok(Date.now() - started < 4000);
+});
+
+test('env extends process.env by default and replaces it with extendEnv false', async () => {
+  process.env.AGENT_KIT_TEST_INHERITED = 'inherited';
+  try {
+    const script = 'printf "%s|%s" "${AGENT_KIT_TEST_INHERITED:-unset}" "${HEAT_SHELL_CONFIG:-unset}"';
+    const extended = await runProcess('/bin/sh', ['-c', script], { env: { HEAT_SHELL_CONFIG: '/tmp/hc' } });
+    assert.equal(extended.stdout, 'inherited|/tmp/hc');
+    const replaced = await runProcess('/bin/sh', ['-c', script], { env: { HEAT_SHELL_CONFIG: '/tmp/hc' }, extendEnv: false });
+    assert.equal(replaced.stdout, 'unset|/tmp/hc');
+  } finally {
+    delete process.env.AGENT_KIT_TEST_INHERITED;
+  }
+});
+
+test('cwd and shell', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'agent-kit-run-')));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const result = await runProcess('pwd', [], { cwd: dir });
+  assert.equal(result.stdout, `${dir}\n`);
+  assert.equal(result.cwd, dir);
+  const shell = await runProcess('echo $((6 * 7)) && exit 3', [], { shell: true });
+  assert.equal(shell.stdout, '42\n');
+  assert.equal(shell.exitCode, 3);
+});
