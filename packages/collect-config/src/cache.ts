@@ -44,7 +44,7 @@ function readJson(path: string): { ok: true; value: unknown } | { ok: false } {
 export function openCache(dir: string): MetadataCache {
   const pathOf = (key: string): string => join(dir, `${key}.json`);
   const ensureDir = (): void => {
-    if (!existsSync(dir)) mkdirSync(dir);
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   };
   return {
     dir,

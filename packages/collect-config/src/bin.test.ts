@@ -1,0 +1,57 @@
+// The command as a process: flags that exit early, exit codes, and --status of a one-time run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './test-support/fixtures.ts';
+
+const BIN = new URL('../bin/os-collect-config.js', import.meta.url).pathname;
+
+function run(args: string[], root: string) {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, HEARTH_ROOT: root };
+  return spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 30_000 });
+}
+
+test('--help, --version and --print-cachedir exit 0; bad flags and collectors exit non-zero with a message', () => {
+  const root = tempDir();
+  const help = run(['--help'], root);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /usage: os-collect-config/);
+  assert.match(help.stdout, /--cfn-metadata-url/);
+  assert.equal(run(['--version'], root).status, 0);
+  const cachedir = run(['--print-cachedir', '--cachedir', '/x/y'], root);
+  assert.deepEqual([cachedir.status, cachedir.stdout], [0, '/x/y\n']);
+  const bad = run(['--bogus'], root);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /bogus/);
+  const unknown = run(['--print', 'nosuch'], root);
+  assert.equal(unknown.status, 1);
+  assert.match(unknown.stderr, /unknown collectors \["nosuch"\]/);
+  const zaqar = run(['--print', 'zaqar'], root);
+  assert.equal(zaqar.status, 1);
+  assert.match(zaqar.stderr, /zaqar collector is not supported/);
+});
+
+test('--one-time returns the command exit code; --status --json reports the last poll and command', () => {
+  const root = tempDir();
+  const data = join(root, 'data');
+  mkdirSync(data, { mode: 0o755 });
+  writeFileSync(join(data, 'cfg'), '{"a": 1}');
+  const failing = run(['--one-time', '-c', 'exit 4', '--local-path', data, 'local'], root);
+  assert.equal(failing.status, 4, failing.stderr);
+  const status = run(['--status', '--json'], root);
+  assert.equal(status.status, 0, status.stderr);
+  const parsed = JSON.parse(status.stdout);
+  assert.equal(parsed.running, false);
+  assert.equal(parsed.lastCommand.exitCode, 4);
+  assert.deepEqual(
+    parsed.collectors.map((c: { name: string; outcome: string }) => [c.name, c.outcome]),
+    [['local', 'data']],
+  );
+  const text = run(['--status'], root);
+  assert.match(text.stdout, /last command: exit 4/);
+  const ok = run(['--one-time', '-c', 'test -n "$OS_CONFIG_FILES"', '--local-path', data, 'local'], root);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(run(['--status'], tempDir()).status, 3, 'no status yet');
+});

@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { verifyEc2Signature } from '@hearth/protocol/signing';
+import { contextFor, fakeServer, optionsFor, tempDir, type SeenRequest } from '../test-support/fixtures.ts';
+import { cfnCollector, pythonQuote, signV2Get } from './cfn.ts';
+
+const SECRET = 'secret/with+chars=';
+const METADATA = { deployments: [{ name: 'd', group: 'Heat::Ungrouped', config: { a: '<&>' } }], 'os-collect-config': { x: { y: 1 } } };
+
+function xmlEscape(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+function describeReply(metadata: unknown): string {
+  return `<DescribeStackResourceResponse><DescribeStackResourceResult><StackResourceDetail><StackName>web</StackName><Metadata>${xmlEscape(JSON.stringify(metadata))}</Metadata></StackResourceDetail></DescribeStackResourceResult></DescribeStackResourceResponse>`;
+}
+
+function verified(request: SeenRequest): boolean {
+  const url = new URL(request.url, 'http://x');
+  return verifyEc2Signature(
+    {
+      method: request.method,
+      host: request.headers.host ?? '',
+      path: url.pathname,
+      params: Object.fromEntries(url.searchParams),
+      headers: request.headers,
+    },
+    SECRET,
+  ).ok;
+}
+
+async function cfnServer() {
+  return fakeServer((request, response) => {
+    if (!verified(request)) {
+      response.writeHead(403, { 'content-type': 'application/xml' });
+      return void response.end('<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>');
+    }
+    response.writeHead(200, { 'content-type': 'application/xml' });
+    response.end(describeReply(METADATA));
+  });
+}
+
+test("cfn: a v2-signed DescribeStackResource (verified by hearth-server's verifier), XML parsed, exploded", async () => {
+  const server = await cfnServer();
+  try {
+    const argv = ['--cfn-metadata-url', `${server.url}/v1/`, '--cfn-access-key-id', 'AK1', '--cfn-secret-access-key', SECRET];
+    const ctx = contextFor(optionsFor([...argv, '--cfn-stack-name', 'web', '--cfn-path', 'vm1.Metadata']));
+    assert.deepEqual(await cfnCollector.collect(ctx), {
+      kind: 'data',
+      outputs: [
+        ['cfn', METADATA],
+        ['d', { a: '<&>' }],
+      ],
+    });
+    const [request] = server.requests;
+    assert.equal(request!.headers['content-type'], 'application/json');
+    assert.deepEqual(
+      [...new URL(request!.url, 'http://x').searchParams.keys()],
+      ['Action', 'StackName', 'LogicalResourceId', 'AWSAccessKeyId', 'SignatureVersion', 'SignatureMethod', 'Signature'],
+    );
+    const sub = contextFor(optionsFor([...argv, '--cfn-stack-name', 'web', '--cfn-path', 'vm1.Metadata.os-collect-config']));
+    assert.deepEqual(await cfnCollector.collect(sub), { kind: 'data', outputs: [['cfn', { x: { y: 1 } }]] });
+    const wrong = contextFor(optionsFor([...argv.slice(0, 4), '--cfn-secret-access-key', 'wrong', '--cfn-path', 'vm1.Metadata']));
+    assert.deepEqual(await cfnCollector.collect(wrong), { kind: 'unavailable', reason: 'DescribeStackResource answered 403' });
+    const missing = contextFor(optionsFor([...argv, '--cfn-path', 'vm1.Nothing']));
+    assert.deepEqual(await cfnCollector.collect(missing), { kind: 'unavailable', reason: 'Path vm1.Nothing does not exist.' });
+    const badKey = contextFor(optionsFor([...argv, '--cfn-path', 'vm1.Metadata.nope']));
+    assert.deepEqual(await cfnCollector.collect(badKey), {
+      kind: 'unavailable',
+      reason: 'Sub-key nope does not exist. (vm1.Metadata.nope)',
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+test('cfn: not configured without URL, keys or a dotted path; the hint file supplies the URL', async () => {
+  const notConfigured = async (argv: string[]) => (await cfnCollector.collect(contextFor(optionsFor(argv)))).kind;
+  const keys = ['--cfn-access-key-id', 'AK', '--cfn-secret-access-key', 'S'];
+  assert.equal(await notConfigured([...keys, '--cfn-path', 'a.b']), 'not-configured');
+  assert.equal(await notConfigured(['--cfn-metadata-url', 'http://127.0.0.1:9/v1/', '--cfn-path', 'a.b']), 'not-configured');
+  assert.equal(await notConfigured(['--cfn-metadata-url', 'http://127.0.0.1:9/v1/', ...keys]), 'not-configured');
+  assert.equal(await notConfigured(['--cfn-metadata-url', 'http://127.0.0.1:9/v1/', ...keys, '--cfn-path', 'nodot']), 'not-configured');
+
+  const server = await cfnServer();
+  try {
+    const hint = join(tempDir(), 'cfn-metadata-server');
+    writeFileSync(hint, `${server.url}\n`);
+    const ctx = contextFor(
+      optionsFor([
+        '--cfn-heat-metadata-hint',
+        hint,
+        '--cfn-access-key-id',
+        'AK',
+        '--cfn-secret-access-key',
+        SECRET,
+        '--cfn-path',
+        'vm1.Metadata',
+      ]),
+    );
+    assert.equal((await cfnCollector.collect(ctx)).kind, 'data');
+    assert.match(server.requests[0]!.url, /^\/v1\/\?Action=DescribeStackResource&/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('signV2Get signs as keystoneclient Ec2Signer: sorted, quote(safe="-_~"), netloc with port', () => {
+  assert.equal(pythonQuote('a b/+*~é', '-_~'), 'a%20b%2F%2B%2A~%C3%A9');
+  // hmac-sha256 base64 of "GET\nh:80\n/v1/\nA=1&B=x%20y" with key "k", computed with Python's hmac module.
+  assert.equal(signV2Get('k', 'http://h:80/v1/', { B: 'x y', A: '1' }), 'rsqaIbIPwKaWLv6Dazj+ZKuq7X176OSPGqqgCmuhQ0k=');
+});

@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { contextFor, fakeServer, optionsFor } from '../test-support/fixtures.ts';
+import { createHearthCollector } from './hearth.ts';
+
+/** A stand-in for hearth-server's GET /v1/guest/metadata: strong ETag, If-None-Match + ?wait=N holds. */
+async function metadataServer(token: string) {
+  let version = 1;
+  let document: Record<string, unknown> = { deployments: [], 'os-collect-config': {} };
+  const held = new Set<{ etag: string; response: ServerResponse }>();
+  const etag = () => `"v${version}"`;
+  const reply = (response: ServerResponse, status: number) => {
+    response.writeHead(status, { etag: etag(), 'content-type': 'application/json' });
+    response.end(status === 200 ? JSON.stringify(document) : undefined);
+  };
+  const server = await fakeServer((request, response) => {
+    if (request.headers.authorization !== `Bearer ${token}`) {
+      response.writeHead(401);
+      return void response.end('{"error":"unauthorized"}');
+    }
+    const wait = Number(new URL(request.url, 'http://x').searchParams.get('wait') ?? 0);
+    if (request.headers['if-none-match'] !== etag()) return reply(response, 200);
+    if (wait === 0) return reply(response, 304);
+    const entry = { etag: etag(), response };
+    held.add(entry);
+    setTimeout(() => {
+      if (held.delete(entry)) reply(response, 304);
+    }, wait * 1000).unref();
+  });
+  return {
+    ...server,
+    change(next: Record<string, unknown>) {
+      version++;
+      document = next;
+      for (const entry of held) reply(entry.response, 200);
+      held.clear();
+    },
+  };
+}
+
+test('hearth: Bearer credential, then a conditional GET; the document is exploded', async () => {
+  const server = await metadataServer('AK:SECRET');
+  try {
+    const collector = createHearthCollector();
+    const argv = ['--hearth-metadata-url', `${server.url}/v1/guest/metadata`, '--hearth-access-key-id', 'AK'];
+    const ctx = contextFor(optionsFor([...argv, '--hearth-secret-access-key', 'SECRET']));
+    assert.deepEqual(await collector.collect(ctx), { kind: 'data', outputs: [['hearth', { deployments: [], 'os-collect-config': {} }]] });
+    server.change({ deployments: [{ name: 'x', group: 'os-apply-config', config: { a: 1 } }] });
+    const outcome = await collector.collect(ctx);
+    assert.deepEqual(outcome.kind === 'data' ? outcome.outputs.map(([key]) => key) : outcome, ['hearth', 'x']);
+    assert.equal(server.requests[1]!.headers['if-none-match'], '"v1"');
+    assert.equal((await collector.collect(ctx)).kind, 'data', 'a 304 still yields the document it has');
+    assert.equal(server.requests.at(-1)!.headers['if-none-match'], '"v2"');
+
+    const denied = contextFor(optionsFor([...argv, '--hearth-secret-access-key', 'WRONG']));
+    const refused = await createHearthCollector().collect(denied);
+    assert.equal(refused.kind, 'unavailable');
+    assert.match((refused as { reason: string }).reason, /answered 401/);
+    assert.equal((await createHearthCollector().collect(contextFor(optionsFor(argv)))).kind, 'not-configured');
+  } finally {
+    await server.close();
+  }
+});
+
+test('hearth: watch long-polls with If-None-Match and ?wait, and calls back as soon as the document changes', async () => {
+  const server = await metadataServer('AK:S');
+  const stop = new AbortController();
+  try {
+    const collector = createHearthCollector();
+    const options = optionsFor([
+      '--hearth-metadata-url',
+      `${server.url}/v1/guest/metadata`,
+      '--hearth-access-key-id',
+      'AK',
+      '--hearth-secret-access-key',
+      'S',
+      '--hearth-wait',
+      '30',
+    ]);
+    const changes: number[] = [];
+    const watching = collector.watch({ ...contextFor(options), signal: stop.signal }, () => changes.push(Date.now()));
+    while (changes.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(collector.watchState().state, 'waiting');
+    const held = server.requests.at(-1)!;
+    assert.match(held.url, /\?wait=30$/);
+    assert.equal(held.headers['if-none-match'], '"v1"');
+    const changedAt = Date.now();
+    server.change({ deployments: [], new: true });
+    while (changes.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));
+    assert.ok(changes[1]! - changedAt < 500, `noticed in ${changes[1]! - changedAt} ms`);
+    assert.equal(collector.watchState().etag, '"v2"');
+    stop.abort();
+    await watching;
+    assert.equal(collector.watchState().state, 'idle');
+  } finally {
+    stop.abort();
+    await server.close();
+  }
+});
+
+test('hearth: a failing long-poll backs off and records the error instead of spinning', async () => {
+  const server = await metadataServer('AK:S');
+  const stop = new AbortController();
+  try {
+    const collector = createHearthCollector();
+    const options = optionsFor([
+      '--hearth-metadata-url',
+      `${server.url}/m`,
+      '--hearth-access-key-id',
+      'AK',
+      '--hearth-secret-access-key',
+      'bad',
+    ]);
+    const ctx = contextFor(options);
+    const watching = collector.watch({ ...ctx, signal: stop.signal }, () => assert.fail('no change expected'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(server.requests.length, 1, 'one attempt, then a 1 s backoff');
+    assert.equal(collector.watchState().state, 'backoff');
+    assert.match(collector.watchState().lastError ?? '', /401/);
+    assert.ok(ctx.log.lines.some((line) => line.level === 'warn' && /long-poll failed/.test(line.message)));
+    stop.abort();
+    await watching;
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { contextFor, fakeServer, optionsFor, sendJson } from '../test-support/fixtures.ts';
+import { createRequestCollector, parseHttpDate } from './request.ts';
+
+test('request: HEAD then GET; the document exploded; an older-or-equal Last-Modified is "unchanged"', async () => {
+  let lastModified = 'Wed, 25 Nov 2026 10:00:00 GMT';
+  const document = { deployments: [{ name: 'd1', group: 'os-apply-config', config: { k: 'v' } }] };
+  const server = await fakeServer((_request, response) => sendJson(response, 200, document, { 'last-modified': lastModified }));
+  try {
+    const collector = createRequestCollector();
+    const ctx = contextFor(optionsFor(['--request-metadata-url', `${server.url}/meta?sig=1`]));
+    assert.deepEqual(await collector.collect(ctx), {
+      kind: 'data',
+      outputs: [
+        ['request', document],
+        ['d1', { k: 'v' }],
+      ],
+    });
+    assert.deepEqual(
+      server.requests.map((r) => `${r.method} ${r.url}`),
+      ['HEAD /meta?sig=1', 'GET /meta?sig=1'],
+    );
+    assert.equal((await collector.collect(ctx)).kind, 'unchanged');
+    assert.equal(server.requests.length, 3, 'no GET after an unchanged HEAD');
+    lastModified = 'Wed, 25 Nov 2026 10:00:01 GMT';
+    assert.equal((await collector.collect(ctx)).kind, 'data');
+  } finally {
+    await server.close();
+  }
+});
+
+test('request: no URL is "not configured"; an error status or a non-object body is unavailable', async () => {
+  const bodies = [
+    [404, { error: 'nope' }],
+    [200, [1, 2]],
+  ] as const;
+  let call = 0;
+  const server = await fakeServer((request, response) => {
+    const [status, body] = bodies[Math.min(call, bodies.length - 1)]!;
+    if (request.method === 'GET') call++;
+    sendJson(response, status, body);
+  });
+  try {
+    const collector = createRequestCollector();
+    assert.equal((await collector.collect(contextFor(optionsFor([])))).kind, 'not-configured');
+    const ctx = contextFor(optionsFor(['--request-metadata-url', `${server.url}/m`]));
+    assert.deepEqual(await collector.collect(ctx), { kind: 'unavailable', reason: 'GET answered 404' });
+    assert.deepEqual(await collector.collect(ctx), { kind: 'unavailable', reason: 'the body is not a JSON object' });
+  } finally {
+    await server.close();
+  }
+  const closed = await collectAgainstClosedPort();
+  assert.equal(closed.kind, 'unavailable');
+});
+
+async function collectAgainstClosedPort() {
+  const server = await fakeServer((_request, response) => void response.end());
+  const url = `${server.url}/m`;
+  await server.close();
+  return createRequestCollector().collect(contextFor(optionsFor(['--request-metadata-url', url])));
+}
+
+test('parseHttpDate reads RFC 1123 dates and refuses anything else', () => {
+  assert.equal(parseHttpDate('Thu, 01 Jan 1970 00:00:10 GMT'), 10);
+  assert.equal(parseHttpDate('2026-11-25T10:00:00Z'), undefined);
+  assert.equal(parseHttpDate('Thu, 01 Foo 1970 00:00:10 GMT'), undefined);
+});
