@@ -162,6 +162,15 @@ test('control files and existing files: mode, owner, group, allow_empty', { skip
   );
 });
 
+test('an executable template that ignores its stdin (1 MiB of metadata) still renders', { skip }, async () => {
+  const outcome = await sideBySide({
+    files: { 'templates/quiet.sh': '#!/bin/sh\necho quiet\n', 'meta.json': JSON.stringify({ big: 'x'.repeat(1 << 20) }) },
+    setup: ['chmod 0700 templates/quiet.sh'],
+    runs: [['-t', '@SCRATCH@/templates', ...OUT, '-m', '@SCRATCH@/meta.json']],
+  });
+  assert.deepEqual(outcome.files['quiet.sh']?.content, 'quiet\n');
+});
+
 test('the shipped heat-agents templates render the same os-collect-config.conf and heat-config', { skip }, async () => {
   const metadata = {
     'os-collect-config': {

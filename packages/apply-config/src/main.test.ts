@@ -77,6 +77,10 @@ test('executable templates get the metadata as JSON on stdin; a failing one abor
   chmodSync(join(root, 'templates/script.sh'), 0o755);
   assert.equal(run(['-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json')]).code, 0);
   assert.equal(readFileSync(join(root, 'out/script.sh'), 'utf8'), '{"b": 1.0, "a": "\\u00e9"}\n');
+  writeFileSync(join(root, 'm.json'), JSON.stringify({ big: 'x'.repeat(1 << 20) }));
+  writeFileSync(join(root, 'templates/script.sh'), '#!/bin/sh\necho ignores stdin\n');
+  assert.equal(run(['-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json')]).code, 0);
+  assert.equal(readFileSync(join(root, 'out/script.sh'), 'utf8'), 'ignores stdin\n');
   writeFileSync(join(root, 'templates/script.sh'), '#!/bin/sh\necho broken; exit 3\n');
   const out2 = join(root, 'out2');
   const failed = run(['-t', join(root, 'templates'), '-o', out2, '-m', join(root, 'm.json')]);

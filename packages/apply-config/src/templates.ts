@@ -70,8 +70,10 @@ export function renderExecutable(path: string, config: PyDict): string {
   const result = spawnSync(path, [], { input: pyJsonDumps(config), maxBuffer: 256 * 1024 * 1024 });
   const stdout = result.stdout ?? Buffer.alloc(0);
   const stderr = result.stderr ?? Buffer.alloc(0);
-  if (result.error || result.status !== 0) {
-    const why = result.error ? result.error.message : result.signal ? `killed by ${result.signal}` : `exit ${result.status}`;
+  // A script that exits without reading its stdin is fine (EPIPE), as for the original.
+  const error = result.error && 'code' in result.error && result.error.code === 'EPIPE' ? undefined : result.error;
+  if (error || result.status !== 0) {
+    const why = error ? error.message : result.signal ? `killed by ${result.signal}` : `exit ${result.status}`;
     throw new ApplyConfigError(
       `config script failed: ${path} (${why})\n\nwith output:\n\n${stdout.toString('utf8')}${stderr.toString('utf8')}`,
     );
