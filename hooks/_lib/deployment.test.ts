@@ -1,0 +1,67 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HookInputError, parseDeployment } from './deployment.ts';
+import { convertInput } from './inputs.ts';
+
+const parse = (value: unknown) => parseDeployment(typeof value === 'string' ? value : JSON.stringify(value), convertInput);
+
+test('a full deployment is read with defaults filled and inputs converted', () => {
+  const { deployment, warnings } = parse({
+    id: 'abc-1',
+    group: 'script',
+    config: 'x',
+    inputs: [
+      { name: 'n', type: 'Number', value: '3' },
+      { name: 's', value: true },
+      { name: 'd', type: 'Json', default: '{"a":1}' },
+    ],
+    outputs: [{ name: 'result' }, { name: 'err', error_output: true }],
+    options: { tags: 'a' },
+  });
+  assert.deepEqual(warnings, []);
+  assert.equal(deployment.name, 'abc-1');
+  assert.equal(deployment.creationTime, '');
+  assert.deepEqual(deployment.inputs, [
+    { name: 'n', type: 'Number', value: 3 },
+    { name: 's', type: 'String', value: 'true' },
+    { name: 'd', type: 'Json', value: { a: 1 } },
+  ]);
+  assert.deepEqual(deployment.outputs, [
+    { name: 'result', errorOutput: false },
+    { name: 'err', errorOutput: true },
+  ]);
+  assert.deepEqual(deployment.options, { tags: 'a' });
+});
+
+test('group defaults to Heat::Ungrouped and a numeric id is accepted as text', () => {
+  const { deployment } = parse({ id: 42 });
+  assert.equal(deployment.id, '42');
+  assert.equal(deployment.group, 'Heat::Ungrouped');
+  assert.equal(deployment.config, null);
+  assert.deepEqual(deployment.inputs, []);
+});
+
+test('malformed inputs, outputs and options are dropped with a warning, never a crash', () => {
+  const { deployment, warnings } = parse({
+    id: 'a',
+    inputs: [null, 3, { type: 'String' }, { name: 'ok', value: null }],
+    outputs: 'x',
+    options: [1],
+  });
+  assert.deepEqual(deployment.inputs, [{ name: 'ok', type: 'String', value: '' }]);
+  assert.deepEqual(deployment.outputs, []);
+  assert.deepEqual(deployment.options, {});
+  assert.equal(warnings.length, 5);
+  assert.match(warnings.join('\n'), /"outputs" is not a list/);
+});
+
+test('stdin that is not a JSON object, or an id that is not a safe file name, is a HookInputError naming the value', () => {
+  assert.throws(
+    () => parse('not json'),
+    (error: unknown) => error instanceof HookInputError && /not a JSON deployment/.test(error.message),
+  );
+  assert.throws(() => parse([1]), /must be one JSON object, got \[1\]/);
+  assert.throws(() => parse('null'), HookInputError);
+  assert.throws(() => parse({}), /"id" must be/);
+  for (const id of ['../etc/passwd', '..', 'a/b', '', true]) assert.throws(() => parse({ id }), HookInputError, String(id));
+});

@@ -1,0 +1,44 @@
+import { constants } from 'node:os';
+import type { ProcessResult } from '@hearth/agent-kit';
+
+/** What a hook prints on stdout: the three deploy_* keys plus one key per output it found. */
+export interface HookResult {
+  /** The tool's stdout. */
+  deploy_stdout: string;
+  /** The tool's stderr (and the hook's own reason when it could not run the tool). */
+  deploy_stderr: string;
+  /** 0 for success; anything else marks the deployment FAILED. */
+  deploy_status_code: number;
+  /** Declared outputs by name. */
+  [output: string]: unknown;
+}
+
+/** The result for `outputs` and a run: outputs first, then the deploy_* keys, which win over an output of the same name. */
+export function hookResult(run: { stdout: string; stderr: string; status: number }, outputs: Record<string, unknown> = {}): HookResult {
+  return { ...outputs, deploy_stdout: run.stdout, deploy_stderr: run.stderr, deploy_status_code: run.status };
+}
+
+/** A failed result whose stderr says why: for a hook that could not run its tool at all. */
+export function failedResult(message: string, status = 1): HookResult {
+  return hookResult({ stdout: '', stderr: message.endsWith('\n') ? message : `${message}\n`, status });
+}
+
+/**
+ * The deploy_status_code for a finished process: its exit code; 128 + signal number when a signal ended it
+ * (as a shell reports it); 124 when it outran its timeout yet exited 0; 1 when it never started.
+ */
+export function statusCode(result: ProcessResult): number {
+  if (result.exitCode !== null) return result.timedOut && result.exitCode === 0 ? 124 : result.exitCode;
+  if (result.signal !== null) return 128 + (constants.signals[result.signal as NodeJS.Signals] ?? 0);
+  return 1;
+}
+
+/** The result of a tool run: its stdout, stderr and status code, plus `outputs`. */
+export function toolResult(result: ProcessResult, outputs: Record<string, unknown> = {}): HookResult {
+  return hookResult({ stdout: result.stdout, stderr: result.stderr, status: statusCode(result) }, outputs);
+}
+
+/** The result as the single JSON line a hook prints. */
+export function formatResult(result: HookResult): string {
+  return JSON.stringify(result) + '\n';
+}
