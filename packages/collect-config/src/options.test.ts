@@ -72,8 +72,13 @@ test('the default config file is read; the command line wins over it; repeated k
   assert.deepEqual(options.groups.cfn?.path, ['vm1.Metadata', 'vm1.Other']);
   assert.equal(options.groups.cfn?.stack_name, 'other');
   assert.equal(options.groups.cfn?.secret_access_key, 'a$b', '$$ is a literal dollar');
-  assert.equal(options.groups.cfn?.access_key_id, 'web-key', '$name refers to the same group');
+  assert.equal(options.groups.cfn?.access_key_id, 'other-key', '$name refers to the same group, as resolved (command line first)');
   assert.deepEqual(options.groups.heat_local?.path, ['/y', '/z']);
+});
+
+test('command-line values are interpolated too, as oslo does: $$ is a literal dollar', () => {
+  const options = run(['-c', 'echo $$OS_CONFIG_FILES $cachedir ${unknown}', '--cachedir', '/c'], { HEARTH_ROOT: tempRoot() });
+  assert.equal(options.command, 'echo $OS_CONFIG_FILES /c ${unknown}');
 });
 
 test('positional collectors override the file; --force implies --one-time; --noone-time turns it off', () => {

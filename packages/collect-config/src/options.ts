@@ -138,41 +138,59 @@ function convert(spec: OptionSpec, raw: string[], origin: string): OptionValue {
   }
 }
 
+/** The raw (uninterpolated) strings an option gets from the command line or the files, or undefined. */
+function rawValues(
+  spec: OptionSpec,
+  cli: Record<string, unknown>,
+  ini: IniDocument,
+  positionals: string[],
+): string[] | boolean | undefined {
+  const flag = cliFlag(spec);
+  let fromCli: unknown = cli[flag];
+  if (spec.group === 'heat_local') {
+    // oslo spells it --heat_local-path; --heat-local-path is accepted too, and both accumulate.
+    const both = [cli[flag], cli[flag.replace('heat_local-', 'heat-local-')]].flat().filter((value) => value !== undefined);
+    fromCli = both.length > 0 ? both : undefined;
+  }
+  if (spec.kind === 'bool' && cli[`no${flag}`] === true) fromCli = false;
+  if (spec.group === 'DEFAULT' && spec.name === 'collectors' && positionals.length > 0) fromCli = positionals;
+  if (typeof fromCli === 'boolean') return fromCli;
+  if (fromCli !== undefined) return ([] as string[]).concat(fromCli as string | string[]);
+  const fromFile = fileValues(ini, spec.group, spec.name);
+  return fromFile !== undefined && fromFile.length > 0 ? fromFile : undefined;
+}
+
+/**
+ * Every option's value: command line, else files, else default. As in oslo.config, string values
+ * from either source are interpolated (`$name`/`${name}` from the same group, then DEFAULT; `$$` is `$`).
+ */
 function resolve(
   cli: Record<string, unknown>,
   ini: IniDocument,
   paths: AgentPaths,
   positionals: string[],
 ): Record<string, Record<string, OptionValue>> {
+  const raw = new Map(OPTION_TABLE.map((spec) => [spec, rawValues(spec, cli, ini, positionals)] as const));
+  const rawOf = (group: string, name: string): string | undefined => {
+    const spec = OPTION_TABLE.find((candidate) => candidate.group === group && candidate.name === name);
+    const value = spec ? raw.get(spec) : fileValues(ini, group, name);
+    return Array.isArray(value) ? value.at(-1) : typeof value === 'boolean' ? String(value) : undefined;
+  };
   const groups: Record<string, Record<string, OptionValue>> = {};
-  const lookup = (group: string) => (name: string) => fileValues(ini, group, name)?.at(-1) ?? fileValues(ini, 'DEFAULT', name)?.at(-1);
   for (const spec of OPTION_TABLE) {
     const target = (groups[spec.group] ??= {});
-    const flag = cliFlag(spec);
-    const origin = spec.group === 'DEFAULT' ? `--${flag}` : `[${spec.group}] ${spec.name}`;
-    let fromCli: unknown = cli[flag];
-    if (spec.group === 'heat_local') {
-      // oslo spells it --heat_local-path; --heat-local-path is accepted too, and both accumulate.
-      const both = [cli[flag], cli[flag.replace('heat_local-', 'heat-local-')]].flat().filter((value) => value !== undefined);
-      fromCli = both.length > 0 ? both : undefined;
-    }
-    if (spec.kind === 'bool' && cli[`no${flag}`] === true) fromCli = false;
-    if (spec.group === 'DEFAULT' && spec.name === 'collectors' && positionals.length > 0) fromCli = positionals;
-    if (fromCli !== undefined) {
-      target[spec.name] =
-        typeof fromCli === 'boolean' ? fromCli : convert(spec, ([] as string[]).concat(fromCli as string | string[]), origin);
-      continue;
-    }
-    const raw = fileValues(ini, spec.group, spec.name);
-    if (raw !== undefined && raw.length > 0) {
+    const origin = spec.group === 'DEFAULT' ? `--${cliFlag(spec)}` : `[${spec.group}] ${spec.name}`;
+    const value = raw.get(spec);
+    if (typeof value === 'boolean') target[spec.name] = value;
+    else if (value === undefined) target[spec.name] = spec.fallback?.(paths);
+    else {
+      const lookup = (name: string): string | undefined => rawOf(spec.group, name) ?? rawOf('DEFAULT', name);
       target[spec.name] = convert(
         spec,
-        raw.map((value) => osloInterpolate(value, lookup(spec.group))),
+        value.map((text) => osloInterpolate(text, lookup)),
         origin,
       );
-      continue;
     }
-    target[spec.name] = spec.fallback?.(paths);
   }
   return groups;
 }
