@@ -21,6 +21,8 @@ test('the package entry exports the whole agent-kit API', () => {
     'runMain',
     'isSecretName',
     'redactUrl',
+    'processTree',
+    'signalAll',
   ] as const;
   for (const name of functions) assert.equal(typeof kit[name], 'function', name);
   assert.ok(new kit.LockBusyError('/x.lock', 1) instanceof Error);

@@ -7,3 +7,4 @@ export * from './http.ts';
 export * from './ini.ts';
 export * from './exit.ts';
 export * from './redact.ts';
+export * from './process-tree.ts';

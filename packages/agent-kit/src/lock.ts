@@ -91,7 +91,8 @@ async function readHolder(path: string): Promise<{ content: string; ageMs: numbe
 
 /**
  * Moves a stale lock aside and deletes it. It is moved (atomic) rather than unlinked so that a lock some
- * other process took over in the meantime is noticed and put back instead of being deleted.
+ * other process took over in the meantime is noticed and put back instead of being deleted. One narrow race
+ * remains: a third taker creating the lock between our rename and our link-back.
  */
 async function removeStale(path: string, staleContent: string): Promise<void> {
   const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;

@@ -114,3 +114,31 @@ test('cwd and shell', async (t) => {
   assert.equal(shell.stdout, '42\n');
   assert.equal(shell.exitCode, 3);
 });
+
+test('a timeout stops the whole tree: a grandchild holding stdout does not keep us waiting', async () => {
+  const started = Date.now();
+  const result = await runProcess('sh', ['-c', 'sleep 20; echo never'], { timeoutMs: 300 });
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 3000, `took ${elapsed} ms`);
+  assert.equal(result.timedOut, true);
+  assert.equal(result.failed, true);
+  assert.equal(result.stdout, '');
+});
+
+test('children that ignore SIGTERM get SIGKILL after killGraceMs', async () => {
+  const started = Date.now();
+  const result = await runProcess('sh', ['-c', 'trap "" TERM; sleep 20; echo never'], { timeoutMs: 200, killGraceMs: 300 });
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 450 && elapsed < 4000, `took ${elapsed} ms`);
+  assert.equal(result.timedOut, true);
+  assert.equal(result.signal, 'SIGKILL');
+  assert.match(result.stderr, /timed out after 200 ms and was killed with SIGKILL\n$/);
+});
+
+test('a child that exits by itself on SIGTERM still counts as timed out and failed', async () => {
+  const result = await runProcess('sh', ['-c', 'trap "exit 0" TERM; while :; do sleep 0.05; done'], { timeoutMs: 200, killGraceMs: 3000 });
+  assert.equal(result.timedOut, true);
+  assert.equal(result.failed, true);
+  assert.equal(result.exitCode, 0);
+  assert.match(result.stderr, /timed out after 200 ms and exited with code 0 after SIGTERM\n$/);
+});

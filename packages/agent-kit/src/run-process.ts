@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Options as ExecaOptions } from 'execa';
+import { processTree, signalAll } from './process-tree.ts';
 
 /** Options of runProcess. */
 export interface RunProcessOptions {
@@ -11,8 +12,13 @@ export interface RunProcessOptions {
   extendEnv?: boolean;
   /** Written to the child's stdin, which is then closed. Default: stdin is /dev/null. */
   input?: string;
-  /** Kill the child (SIGTERM, then SIGKILL 5 s later) after this many ms. Default: no limit. */
+  /**
+   * After this many ms send SIGTERM to the child and every process below it, and SIGKILL to those still
+   * there `killGraceMs` later (as os-refresh-config's --timeout does). Default: no limit.
+   */
   timeoutMs?: number;
+  /** Wait between SIGTERM and SIGKILL after a timeout, in ms. Default 5000. */
+  killGraceMs?: number;
   /** Run `command` (with `args` appended, space-joined) through /bin/sh. Default false. */
   shell?: boolean;
   /** Let the child write straight to this process's stdout/stderr instead of capturing them. Default false. */
@@ -47,7 +53,8 @@ function failureReason(
   cwd: string,
   timeoutMs: number | undefined,
 ): string | undefined {
-  if (result.timedOut) return `timed out after ${timeoutMs} ms and was killed with ${result.signal ?? 'SIGTERM'}`;
+  if (result.timedOut && result.signal !== undefined) return `timed out after ${timeoutMs} ms and was killed with ${result.signal}`;
+  if (result.timedOut) return `timed out after ${timeoutMs} ms and exited with code ${result.exitCode} after SIGTERM`;
   if (result.exitCode !== undefined) return undefined;
   if (result.signal !== undefined) return `killed by ${result.signal}`;
   if (result.code === 'ENOENT' && !existsSync(cwd)) return `could not start: working directory ${cwd} does not exist`;
@@ -69,7 +76,6 @@ export async function runProcess(command: string, args: string[], options: RunPr
     env: options.env,
     extendEnv: options.extendEnv ?? true,
     shell: options.shell ?? false,
-    timeout: options.timeoutMs,
     reject: false,
     stripFinalNewline: false,
     encoding: 'utf8',
@@ -77,7 +83,27 @@ export async function runProcess(command: string, args: string[], options: RunPr
     stderr: output,
     ...(options.input === undefined ? { stdin: 'ignore' } : { input: options.input }),
   } satisfies ExecaOptions;
-  const result = await execa(command, args, execaOptions);
+  const subprocess = execa(command, args, execaOptions);
+  let timedOut = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const timeoutTimer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          if (subprocess.pid === undefined) return;
+          timedOut = true;
+          // A grandchild holding stdout open would keep us waiting long after the child died: stop them all.
+          const tree = processTree(subprocess.pid);
+          signalAll(tree, 'SIGTERM');
+          killTimer = setTimeout(
+            () => signalAll([...new Set([...tree, ...processTree(tree[0]!)])], 'SIGKILL'),
+            options.killGraceMs ?? 5000,
+          );
+        }, options.timeoutMs);
+  const finished = await subprocess;
+  clearTimeout(timeoutTimer);
+  clearTimeout(killTimer);
+  const result = { ...finished, timedOut };
   const reason = failureReason(result, cwd, options.timeoutMs);
   const stderr = typeof result.stderr === 'string' ? result.stderr : '';
   return {
@@ -89,7 +115,7 @@ export async function runProcess(command: string, args: string[], options: RunPr
     stderr:
       reason === undefined ? stderr : `${stderr}${stderr === '' || stderr.endsWith('\n') ? '' : '\n'}${result.escapedCommand}: ${reason}\n`,
     durationMs: Math.round(result.durationMs),
-    timedOut: result.timedOut,
-    failed: result.failed,
+    timedOut,
+    failed: result.failed || timedOut,
   };
 }
