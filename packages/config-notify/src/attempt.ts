@@ -1,0 +1,83 @@
+// One attempt on one queued entry, and its bookkeeping on disk: delivered or rejected entries are
+// removed, a failed attempt records attempts + next attempt time (full-jitter backoff) in the
+// entry's file, and an entry past its deadline is dropped. Each step is logged without secrets.
+import type { Logger } from '@hearth/agent-kit';
+import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
+import type { Outbox, OutboxEntry } from './outbox.ts';
+import { deliverEntry, type DeliveryOptions } from './transports.ts';
+
+/** What became of an entry after an attempt (or a look at it). */
+export type AttemptResult =
+  | { state: 'delivered'; status: number }
+  | { state: 'rejected'; status: number; reason: string }
+  | { state: 'expired' }
+  | { state: 'queued'; nextAttemptAt: number; reason: string }
+  | { state: 'busy' }
+  | { state: 'gone' };
+
+/** What an attempt needs besides the entry. */
+export interface AttemptContext extends DeliveryOptions {
+  outbox: Outbox;
+  log: Logger;
+  /** Backoff between attempts. Default 1 s doubling, capped at 5 min. */
+  backoff?: BackoffPolicy;
+  /** The clock, in epoch ms. Default Date.now. */
+  now?: () => number;
+  /** Uniform random in [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+/** Fields that say which signal a log line is about (no route: it holds credentials). */
+export function entryFields(entry: OutboxEntry): Record<string, unknown> {
+  return { entry: entry.id, deployment: entry.deploymentId, transport: entry.route.transport, attempts: entry.attempts };
+}
+
+/**
+ * Makes one attempt on the entry `id` while holding its lock, and records the outcome. An entry
+ * whose deadline has passed is dropped, unless it was never tried: the first attempt is always
+ * made, since heartbeats may have moved the server's deadline past the one computed here.
+ */
+export async function attemptEntry(id: string, ctx: AttemptContext): Promise<AttemptResult> {
+  const { outbox, log } = ctx;
+  const now = ctx.now ?? Date.now;
+  const lock = await outbox.lock(id);
+  if (!lock) return { state: 'busy' };
+  try {
+    const entry = outbox.read(id);
+    if (!entry) return { state: 'gone' };
+    const fields = entryFields(entry);
+    if (entry.attempts > 0 && now() > Date.parse(entry.deadline)) {
+      outbox.remove(id);
+      log.error('dropping a signal that was never acknowledged: the deployment deadline has passed', {
+        ...fields,
+        deadline: entry.deadline,
+        lastError: entry.lastError,
+      });
+      return { state: 'expired' };
+    }
+    const outcome = await deliverEntry(entry, ctx);
+    const attempts = entry.attempts + 1;
+    if (outcome.result === 'delivered') {
+      outbox.remove(id);
+      log.info('signal delivered', { ...fields, attempts, status: outcome.status, reply: outcome.detail });
+      return { state: 'delivered', status: outcome.status };
+    }
+    if (outcome.result === 'rejected') {
+      outbox.remove(id);
+      log.error('signal rejected; it will not be sent again', { ...fields, attempts, status: outcome.status, reason: outcome.reason });
+      return { state: 'rejected', status: outcome.status, reason: outcome.reason };
+    }
+    const delay = backoffDelayMs(attempts, ctx.backoff ?? DEFAULT_BACKOFF, ctx.random, outcome.retryAfterMs);
+    const nextAttemptAt = now() + delay;
+    await outbox.save({ ...entry, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
+    log.warn('signal not delivered; queued for another attempt', {
+      ...fields,
+      attempts,
+      reason: outcome.reason,
+      retryInMs: delay,
+    });
+    return { state: 'queued', nextAttemptAt, reason: outcome.reason };
+  } finally {
+    await lock.release();
+  }
+}

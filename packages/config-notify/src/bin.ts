@@ -1,0 +1,4 @@
+import { runMain } from '@hearth/agent-kit';
+import { main } from './main.ts';
+
+runMain((argv) => main(argv), { name: 'heat-config-notify' });

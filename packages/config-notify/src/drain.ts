@@ -1,0 +1,129 @@
+// Delivering what is queued: one pass over the due entries (`--drain --once`), passes until the
+// outbox is empty (`--drain`), or forever, woken by new entries (`--drain --follow`, the daemon).
+import { watch, type FSWatcher } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
+import { DEFAULT_BACKOFF } from './backoff.ts';
+
+/** How long drainOutbox keeps going. */
+export type DrainMode = 'once' | 'empty' | 'follow';
+
+/** Options of drainOutbox. */
+export interface DrainOptions {
+  /** Default 'empty'. */
+  mode?: DrainMode;
+  /** Ends the drain after the attempt in flight. */
+  stop?: AbortSignal;
+  /** In follow mode, look at the directory at least this often even without a change event, in ms. Default 30000. */
+  rescanMs?: number;
+}
+
+/** Counts of what a drain did. */
+export interface DrainSummary {
+  delivered: number;
+  rejected: number;
+  expired: number;
+  /** Entries still queued when the drain ended. */
+  queued: number;
+}
+
+/** Sleeps `ms` unless `stop` fires or `wake` resolves first. */
+async function pause(ms: number, stop: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
+  const timer = new AbortController();
+  const onStop = (): void => timer.abort();
+  stop?.addEventListener('abort', onStop, { once: true });
+  try {
+    await Promise.race([sleep(Math.max(0, ms), undefined, { signal: timer.signal }).catch(() => undefined), ...(wake ? [wake] : [])]);
+  } finally {
+    timer.abort();
+    stop?.removeEventListener('abort', onStop);
+  }
+}
+
+/** A promise that resolves at the next change in the directory (a new entry), renewed by `next()`. */
+function dirWatcher(dir: string): { next(): Promise<void>; close(): void } {
+  let wake: () => void = () => undefined;
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, () => wake());
+    watcher.on('error', () => undefined);
+  } catch {
+    watcher = undefined; // no inotify: the rescan interval still finds new entries
+  }
+  return {
+    next: () => new Promise<void>((resolve) => (wake = resolve)),
+    close: () => watcher?.close(),
+  };
+}
+
+function count(summary: DrainSummary, result: AttemptResult): void {
+  if (result.state === 'delivered') summary.delivered += 1;
+  else if (result.state === 'rejected') summary.rejected += 1;
+  else if (result.state === 'expired') summary.expired += 1;
+}
+
+/** Delivers queued signals as the mode says; resolves with what it did. */
+export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {}): Promise<DrainSummary> {
+  const mode = options.mode ?? 'empty';
+  const now = ctx.now ?? Date.now;
+  const capMs = (ctx.backoff ?? DEFAULT_BACKOFF).capMs;
+  const summary: DrainSummary = { delivered: 0, rejected: 0, expired: 0, queued: 0 };
+  const reported = new Set<string>();
+  ctx.outbox.ensureDir();
+  const watcher = mode === 'follow' ? dirWatcher(ctx.outbox.dir) : undefined;
+  try {
+    for (;;) {
+      const changed = watcher?.next();
+      const { entries, unreadable } = ctx.outbox.list();
+      for (const bad of unreadable) {
+        if (!reported.has(bad.file)) ctx.log.error('cannot read an outbox entry; leaving it for an operator', { ...bad });
+        reported.add(bad.file);
+      }
+      let nextDue = Infinity;
+      let remaining = 0;
+      for (const entry of entries) {
+        if (options.stop?.aborted) break;
+        const at = Date.parse(entry.nextAttemptAt);
+        // An attempt time further away than the cap means the clock went back (or a bad file): try now.
+        const due = !(at > now()) || at - now() > capMs;
+        if (!due) {
+          remaining += 1;
+          nextDue = Math.min(nextDue, at);
+          continue;
+        }
+        const result = await attemptEntry(entry.id, ctx);
+        count(summary, result);
+        if (result.state === 'queued') {
+          remaining += 1;
+          nextDue = Math.min(nextDue, result.nextAttemptAt);
+        } else if (result.state === 'busy') {
+          remaining += 1;
+          nextDue = Math.min(nextDue, now() + 1000);
+        }
+      }
+      summary.queued = remaining;
+      if (options.stop?.aborted || mode === 'once') return summary;
+      if (mode === 'empty' && remaining === 0) return summary;
+      const rescan = mode === 'follow' ? (options.rescanMs ?? 30_000) : Infinity;
+      await pause(Math.min(nextDue - now(), rescan), options.stop, changed);
+    }
+  } finally {
+    watcher?.close();
+  }
+}
+
+/**
+ * Attempts one entry until it is settled (delivered, rejected or expired), sleeping between
+ * attempts as its backoff says (`heat-config-notify --wait`). Resolves with the final result, or
+ * the last `queued` result when `stop` fires first.
+ */
+export async function deliverUntilSettled(id: string, ctx: AttemptContext, stop?: AbortSignal): Promise<AttemptResult> {
+  const now = ctx.now ?? Date.now;
+  for (;;) {
+    const result = await attemptEntry(id, ctx);
+    if (result.state !== 'queued' && result.state !== 'busy') return result;
+    if (stop?.aborted) return result;
+    await pause(result.state === 'queued' ? result.nextAttemptAt - now() : 1000, stop);
+    if (stop?.aborted) return result;
+  }
+}

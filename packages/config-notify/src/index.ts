@@ -1,0 +1,12 @@
+export * from './route.ts';
+export * from './signal-data.ts';
+export * from './trim.ts';
+export * from './backoff.ts';
+export * from './outbox.ts';
+export * from './transports.ts';
+export * from './attempt.ts';
+export * from './queue.ts';
+export * from './drain.ts';
+export * from './heartbeat.ts';
+export * from './options.ts';
+export { main, VERSION, type MainIo } from './main.ts';

@@ -1,0 +1,228 @@
+// The command: invocation, exit codes, stdin handling, --wait, --drain, --heartbeat, and the bin.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { ExitError } from '@hearth/agent-kit';
+import { main } from './main.ts';
+import { parseCommandLine } from './options.ts';
+import { deploymentWith, startFake } from './test-support.ts';
+
+const BIN = new URL('../bin/heat-config-notify.js', import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  log: Array<Record<string, unknown>>;
+  stdout: string;
+}
+
+function sink(): { stream: Writable; text(): string } {
+  let text = '';
+  return {
+    stream: new Writable({
+      write(chunk: Buffer, _e, done) {
+        text += chunk.toString('utf8');
+        done();
+      },
+    }),
+    text: () => text,
+  };
+}
+
+async function run(argv: string[], env: Record<string, string>, stdin: Buffer | string = ''): Promise<Run> {
+  const err = sink();
+  const out = sink();
+  const code = await main(argv, {
+    env: { HEARTH_NOTIFY_RETRY_BASE_MS: '20', HEARTH_NOTIFY_RETRY_CAP_MS: '100', ...env },
+    stdin: Readable.from([Buffer.from(stdin)]),
+    stderr: err.stream,
+    stdout: out.stream,
+    stop: new AbortController().signal,
+  });
+  const log = err
+    .text()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { code, log, stdout: out.text() };
+}
+
+function files(
+  inputs: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): { env: Record<string, string>; deployment: string; outbox: string } {
+  const root = mkdtempSync(join(tmpdir(), 'hcn-main-'));
+  const deployment = join(root, 'c1.json');
+  writeFileSync(deployment, JSON.stringify(deploymentWith(inputs, extra)));
+  const outbox = join(root, 'outbox');
+  return { env: { HEARTH_OUTBOX_DIR: outbox }, deployment, outbox };
+}
+
+const hearth = (base: string) => ({
+  deploy_signal_transport: 'HEARTH_SIGNAL',
+  deploy_signal_id: `${base}/v1/guest/deployments/d9/signal?token=tkn`,
+  deploy_signal_verb: 'POST',
+});
+
+test('a 5 MB stdout with non-UTF-8 bytes signals: body within 1 MiB, valid JSON, the end of stdout kept', async () => {
+  const fake = await startFake(() => ({ status: 200, body: '{"status":"COMPLETE","duplicate":false}' }));
+  try {
+    const { env, deployment, outbox } = files(hearth(fake.url));
+    const stdout = Buffer.concat([
+      Buffer.from('start '),
+      Buffer.alloc(5 * 1024 * 1024, 'y'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from(' THE END'),
+    ]);
+    const stdin = Buffer.concat([
+      Buffer.from('{"deploy_stdout":"'),
+      stdout,
+      Buffer.from('","deploy_stderr":"boom","deploy_status_code":3}'),
+    ]);
+    const result = await run([deployment], env, stdin);
+    assert.equal(result.code, 0, JSON.stringify(result.log));
+    assert.equal(fake.requests.length, 1);
+    const body = fake.requests[0]!.body;
+    assert.ok(body.length <= 1024 * 1024, `${body.length} bytes`);
+    const sent = JSON.parse(body.toString('utf8'));
+    assert.ok(sent.deploy_stdout.endsWith('y\uFFFD(\uFFFD THE END'), JSON.stringify(sent.deploy_stdout.slice(-20)));
+    assert.match(sent.deploy_stdout, /^\[heat-config-notify: the first \d+ bytes were cut/);
+    assert.equal(sent.deploy_stderr, 'boom');
+    assert.equal(sent.deploy_status_code, 3);
+    assert.ok(result.log.some((l) => /not valid UTF-8/.test(String(l.msg))));
+    assert.ok(result.log.some((l) => l.msg === 'signal value cut to fit the size limit, its end kept' && l.field === 'deploy_stdout'));
+    assert.deepEqual(readdirSync(outbox), [], 'delivered: nothing left queued');
+  } finally {
+    await fake.close();
+  }
+});
+
+test('server down: the plain invocation queues the signal and exits 0; --drain delivers it later', async () => {
+  const fake = await startFake(() => ({ status: 200 }));
+  const port = Number(new URL(fake.url).port);
+  await fake.close();
+  const { env, deployment, outbox } = files(hearth(fake.url));
+  const queued = await run([deployment], env, '{"deploy_status_code":0}');
+  assert.equal(queued.code, 0);
+  assert.equal(readdirSync(outbox).length, 1);
+  assert.ok(queued.log.some((l) => l.msg === 'signal queued in the outbox; heat-config-notify --drain will deliver it'));
+  const back = await startFake(() => ({ status: 200 }), port);
+  try {
+    const drained = await run(['--drain'], env);
+    assert.equal(drained.code, 0);
+    assert.equal(back.requests.length, 1);
+    assert.equal(back.requests[0]!.body.toString(), '{"deploy_status_code":0}');
+    assert.deepEqual(readdirSync(outbox), []);
+  } finally {
+    await back.close();
+  }
+});
+
+test('a rejected signal exits 1 (all transports), logged with the reason; --wait on a dead server exits 1 at the deadline', async () => {
+  const fake = await startFake(() => ({ status: 409, body: '{"error":{"message":"Deployment d9 is CREATE_COMPLETE, not IN_PROGRESS"}}' }));
+  try {
+    const { env, deployment } = files({ deploy_signal_id: `${fake.url}/v1/signal/x`, deploy_signal_verb: 'POST' });
+    const rejected = await run([deployment], env, '{}');
+    assert.equal(rejected.code, 1);
+    assert.ok(rejected.log.some((l) => l.level === 'error' && /not IN_PROGRESS/.test(String(l.reason))));
+  } finally {
+    await fake.close();
+  }
+  const { env, deployment, outbox } = files(
+    { ...hearth('http://127.0.0.1:9'), deploy_timeout: 1 },
+    { creation_time: new Date(Date.now() - 500).toISOString() },
+  );
+  const started = Date.now();
+  const waited = await run(['--wait', deployment], env, '{}');
+  assert.equal(waited.code, 1);
+  assert.ok(Date.now() - started >= 400, 'kept retrying until the deadline');
+  assert.ok(waited.log.some((l) => l.msg === 'dropping a signal that was never acknowledged: the deployment deadline has passed'));
+  assert.deepEqual(readdirSync(outbox), []);
+});
+
+test('--wait exits 0 once delivered after failures', async () => {
+  const fake = await startFake((_r, i) => (i < 3 ? { status: 500 } : { status: 200 }));
+  try {
+    const { env, deployment } = files(hearth(fake.url));
+    const result = await run(['--wait', deployment], env, '{}');
+    assert.equal(result.code, 0);
+    assert.equal(fake.requests.length, 4);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('NO_SIGNAL exits 0 and queues nothing; ZAQAR_SIGNAL is exit 1 saying it is not supported', async () => {
+  const none = files({ deploy_signal_transport: 'NO_SIGNAL' });
+  const result = await run([none.deployment], none.env, '{}');
+  assert.equal(result.code, 0);
+  assert.ok(result.log.some((l) => /NO_SIGNAL/.test(String(l.msg))));
+  const zaqar = files({ deploy_signal_transport: 'ZAQAR_SIGNAL', deploy_queue_id: 'q', deploy_auth_url: 'http://127.0.0.1:9/v3' });
+  await assert.rejects(
+    run([zaqar.deployment], zaqar.env, '{}'),
+    (e: unknown) => e instanceof ExitError && e.exitCode === 1 && /ZAQAR_SIGNAL/.test(e.message),
+  );
+});
+
+test('--heartbeat posts to the heartbeat URL with the signal token; other transports are a no-op; failures exit 1', async () => {
+  const fake = await startFake((r) =>
+    r.url.includes('/d9/')
+      ? { status: 200, body: '{"deployment_id":"d9","deadline":"2030-01-01T00:00:00Z"}' }
+      : { status: 409, body: '{"error":{"message":"not in progress"}}' },
+  );
+  try {
+    const { env, deployment } = files(hearth(fake.url));
+    const sent = await run(['--heartbeat', '--progress', '40', deployment, 'step', '2'], env);
+    assert.equal(sent.code, 0);
+    assert.equal(fake.requests[0]!.url, '/v1/guest/deployments/d9/heartbeat?token=tkn');
+    assert.deepEqual(JSON.parse(fake.requests[0]!.body.toString()), { message: 'step 2', progress: 40 });
+
+    const done = files({ ...hearth(fake.url), deploy_signal_id: `${fake.url}/v1/guest/deployments/d8/signal?token=tkn` });
+    const refused = await run(['--heartbeat', done.deployment, 'late'], done.env);
+    assert.equal(refused.code, 1);
+    assert.ok(refused.log.some((l) => l.msg === 'heartbeat not sent' && /409: not in progress/.test(String(l.reason))));
+
+    const cfn = files({ deploy_signal_id: `${fake.url}/v1/signal/arn`, deploy_signal_verb: 'POST' });
+    assert.equal((await run(['--heartbeat', cfn.deployment, 'x'], cfn.env)).code, 0);
+    const zaqar = files({ deploy_queue_id: 'q' });
+    assert.equal((await run(['--heartbeat', zaqar.deployment], zaqar.env)).code, 0);
+    assert.equal(fake.requests.length, 2, 'no request for transports without heartbeats');
+  } finally {
+    await fake.close();
+  }
+});
+
+test('usage errors are exit 1 with a message; flags and env are read', () => {
+  const fails = (argv: string[], pattern: RegExp) =>
+    assert.throws(
+      () => parseCommandLine(argv, {}),
+      (e: unknown) => e instanceof ExitError && e.exitCode === 1 && pattern.test(e.message),
+    );
+  fails([], /no deployment file given/);
+  fails(['a.json', 'b.json'], /one deployment file expected/);
+  fails(['--drain', 'a.json'], /--drain takes no arguments/);
+  fails(['--once', 'a.json'], /--once and --follow go with --drain/);
+  fails(['--drain', '--once', '--follow'], /cannot be combined/);
+  fails(['--heartbeat', '--progress', '120', 'a.json'], /--progress must be a number from 0 to 100/);
+  fails(['--retry-base-ms', 'soon', 'a.json'], /--retry-base-ms must be a positive whole number/);
+  fails(['--bogus'], /Unknown option '--bogus'/);
+  const parsed = parseCommandLine(['--drain', '--follow'], { HEARTH_ROOT: '/tmp/r', HEARTH_NOTIFY_RETRY_CAP_MS: '5000' });
+  assert.equal(parsed.action, 'drain');
+  assert.ok(parsed.action === 'drain' && parsed.mode === 'follow');
+  assert.equal(parsed.action === 'drain' && parsed.options.outboxDir, '/tmp/r/var/lib/hearth/outbox');
+  assert.deepEqual(parsed.action === 'drain' && parsed.options.backoff, { baseMs: 1000, capMs: 5000 });
+});
+
+test('the bin: no argument exits 1 (as the original), --help exits 0', () => {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  const bare = spawnSync(process.execPath, [BIN], { encoding: 'utf8', env });
+  assert.equal(bare.status, 1);
+  assert.match(bare.stderr, /heat-config-notify: no deployment file given/);
+  const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8', env });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /heat-config-notify \[--wait\] DEPLOYMENT\.json < signal\.json/);
+});

@@ -1,0 +1,109 @@
+// `heat-config-notify`: the command line -> queue and deliver a signal, drain the outbox, or send
+// a heartbeat. Resolves to the exit code; only bin.ts exits.
+import { closeHttpConnections, createLogger, type Logger } from '@hearth/agent-kit';
+import { deliverUntilSettled, drainOutbox } from './drain.ts';
+import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
+import { sendHeartbeat } from './heartbeat.ts';
+import { helpText, parseCommandLine, type NotifyOptions } from './options.ts';
+import { Outbox } from './outbox.ts';
+import { queueSignal } from './queue.ts';
+import { readDeployment } from './route.ts';
+import { parseSignalData, readAll } from './signal-data.ts';
+
+/** The version printed by --version. */
+export const VERSION = '0.1.0+hearth';
+
+/** What main reads besides argv (tests pass their own). */
+export interface MainIo {
+  env?: NodeJS.ProcessEnv;
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  /** Ends --drain --follow and --wait after the attempt in flight. Default: SIGTERM/SIGINT. */
+  stop?: AbortSignal;
+}
+
+function attemptContext(options: NotifyOptions, log: Logger): AttemptContext {
+  return { outbox: new Outbox(options.outboxDir), log, backoff: options.backoff, timeoutMs: options.timeoutMs };
+}
+
+/** An AbortSignal fired by SIGTERM or SIGINT, and a function removing the handlers. */
+function stopOnSignals(): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = (): void => controller.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+/** Exit code of a plain or --wait notify: 0 delivered or still queued (without --wait), else 1. */
+function notifyExitCode(result: AttemptResult, wait: boolean): number {
+  if (result.state === 'delivered' || result.state === 'gone') return 0;
+  if (result.state === 'queued' || result.state === 'busy') return wait ? 1 : 0;
+  return 1;
+}
+
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv: string[], io: MainIo = {}): Promise<number> {
+  const command = parseCommandLine(argv, io.env ?? process.env);
+  const stdout = io.stdout ?? process.stdout;
+  if (command.action === 'help') {
+    stdout.write(helpText());
+    return 0;
+  }
+  if (command.action === 'version') {
+    stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const { options } = command;
+  const log = createLogger({
+    name: 'heat-config-notify',
+    format: options.logFormat,
+    level: options.logLevel,
+    ...(io.stderr ? { stream: io.stderr } : {}),
+  });
+  const signals = io.stop ? undefined : stopOnSignals();
+  const stop = io.stop ?? signals!.signal;
+  try {
+    const ctx = attemptContext(options, log);
+    if (command.action === 'drain') {
+      const summary = await drainOutbox(ctx, { mode: command.mode, stop });
+      log.info('drain finished', { ...summary });
+      return summary.rejected + summary.expired > 0 ? 1 : 0;
+    }
+    const info = readDeployment(command.deploymentFile);
+    if (command.action === 'heartbeat') {
+      const result = await sendHeartbeat(info, { message: command.message, progress: command.progress, timeoutMs: options.timeoutMs });
+      if (result.sent) log.debug('heartbeat sent', { deployment: info.id, deadline: result.deadline });
+      else if (result.why === 'unsupported') log.debug('no heartbeat for this deployment', { deployment: info.id, reason: result.detail });
+      else log.warn('heartbeat not sent', { deployment: info.id, reason: result.detail });
+      return result.sent || result.why === 'unsupported' ? 0 : 1;
+    }
+    const { data, warnings } = parseSignalData(await readAll(io.stdin ?? process.stdin));
+    for (const warning of warnings) log.warn(warning, { deployment: info.id });
+    const entry = await queueSignal(info, data, { outbox: ctx.outbox, log, maxBodyBytes: options.maxBodyBytes });
+    if (entry === null) {
+      log.info('no signal transport configured (NO_SIGNAL): nothing to send', { deployment: info.id });
+      return 0;
+    }
+    log.debug('signal queued', {
+      deployment: info.id,
+      entry: entry.id,
+      transport: entry.route.transport,
+      file: ctx.outbox.pathOf(entry.id),
+    });
+    const result = command.wait ? await deliverUntilSettled(entry.id, ctx, stop) : await attemptEntry(entry.id, ctx);
+    if (result.state === 'queued' && !command.wait)
+      log.info('signal queued in the outbox; heat-config-notify --drain will deliver it', { deployment: info.id, entry: entry.id });
+    return notifyExitCode(result, command.wait);
+  } finally {
+    signals?.dispose();
+    closeHttpConnections();
+  }
+}

@@ -1,0 +1,158 @@
+// The durable outbox: one JSON file per signal in a 0700 directory, each written atomically
+// (temp file, fsync, rename, fsync the dir) with mode 0600, because an entry holds what it
+// takes to deliver it, credentials included. An entry carries its own retry state (attempts,
+// next attempt time), so whoever delivers it next, after a restart or a reboot, resumes there.
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { acquireLock, LockBusyError, writeFileAtomic, type Lock } from '@hearth/agent-kit';
+import type { SignalRoute } from './route.ts';
+
+/** One queued signal, as stored in `<outboxDir>/<id>.json`. */
+export interface OutboxEntry {
+  /** Format version of the file. */
+  version: 1;
+  /** Stable id: a hash of the deployment, the route and the body; also the Idempotency-Key. */
+  id: string;
+  /** The derived config id of the deployment signalled. */
+  deploymentId: string;
+  deploymentName: string | null;
+  /** Where the signal goes (holds credentials: never log it). */
+  route: SignalRoute;
+  /** The JSON body, already trimmed to the size limit. */
+  body: string;
+  /** When it was queued (ISO 8601). */
+  createdAt: string;
+  /** After this (ISO 8601) the signal is dropped: the deployment has timed out on the server. */
+  deadline: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /** Not before this (ISO 8601). */
+  nextAttemptAt: string;
+  /** Why the last attempt failed, if it did. */
+  lastError: string | null;
+}
+
+/** The stable id of a signal: the same deployment, route and body always give the same id. */
+export function entryId(deploymentId: string, route: SignalRoute, body: string): string {
+  const where = route.transport === 'HEAT_SIGNAL' ? `${route.authUrl} ${route.stackId} ${route.resourceName}` : route.url;
+  return createHash('sha256').update(`${deploymentId}\n${route.transport}\n${where}\n${body}`).digest('hex').slice(0, 40);
+}
+
+/** Whether a parsed file looks like an entry this version can deliver. */
+function isEntry(value: unknown): value is OutboxEntry {
+  if (value === null || typeof value !== 'object') return false;
+  const entry = value as Partial<OutboxEntry>;
+  return (
+    entry.version === 1 &&
+    typeof entry.id === 'string' &&
+    typeof entry.body === 'string' &&
+    typeof entry.route === 'object' &&
+    entry.route !== null &&
+    typeof entry.attempts === 'number' &&
+    typeof entry.nextAttemptAt === 'string' &&
+    typeof entry.deadline === 'string'
+  );
+}
+
+/** An entry file that could not be read: left in place for an operator, reported once per listing. */
+export interface UnreadableEntry {
+  file: string;
+  reason: string;
+}
+
+/** The outbox directory and the operations on its entries. */
+export class Outbox {
+  /** `dir` is created (0700) when missing and tightened to 0700 when looser. */
+  constructor(readonly dir: string) {}
+
+  /** Creates the directory 0700, or tightens its mode to 0700. */
+  ensureDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    if ((statSync(this.dir).mode & 0o077) !== 0) chmodSync(this.dir, 0o700);
+  }
+
+  /** The file of an entry. */
+  pathOf(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+
+  /** Reads one entry; undefined when it is gone (delivered by someone else). */
+  read(id: string): OutboxEntry | undefined {
+    let text: string;
+    try {
+      text = readFileSync(this.pathOf(id), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const parsed: unknown = JSON.parse(text);
+    if (!isEntry(parsed)) throw new Error(`${this.pathOf(id)} is not an outbox entry of version 1`);
+    return parsed;
+  }
+
+  /** Writes an entry durably (atomic, fsynced, 0600). */
+  async save(entry: OutboxEntry): Promise<void> {
+    this.ensureDir();
+    await writeFileAtomic(this.pathOf(entry.id), JSON.stringify(entry), { mode: 0o600 });
+  }
+
+  /** Queues an entry unless one with the same id is there already; returns the one now queued. */
+  async put(entry: OutboxEntry): Promise<OutboxEntry> {
+    const existing = this.readQuietly(entry.id);
+    if (existing) return existing;
+    await this.save(entry);
+    return entry;
+  }
+
+  /** Removes an entry (delivered, rejected or expired); a missing file is fine. */
+  remove(id: string): void {
+    try {
+      unlinkSync(this.pathOf(id));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
+  /** Every readable entry, oldest first, and the files that could not be read. */
+  list(): { entries: OutboxEntry[]; unreadable: UnreadableEntry[] } {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], unreadable: [] };
+      throw error;
+    }
+    const entries: OutboxEntry[] = [];
+    const unreadable: UnreadableEntry[] = [];
+    for (const name of names) {
+      if (name.startsWith('.') || !name.endsWith('.json')) continue;
+      try {
+        const entry = this.read(name.slice(0, -'.json'.length));
+        if (entry) entries.push(entry);
+      } catch (error) {
+        unreadable.push({ file: join(this.dir, name), reason: (error as Error).message });
+      }
+    }
+    entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+    return { entries, unreadable };
+  }
+
+  /** Locks one entry for delivery; undefined when another process is delivering it right now. */
+  async lock(id: string): Promise<Lock | undefined> {
+    try {
+      return await acquireLock(join(this.dir, `.${id}.lock`));
+    } catch (error) {
+      if (error instanceof LockBusyError) return undefined;
+      throw error;
+    }
+  }
+
+  private readQuietly(id: string): OutboxEntry | undefined {
+    try {
+      return this.read(id);
+    } catch {
+      return undefined;
+    }
+  }
+}

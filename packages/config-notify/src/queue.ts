@@ -1,0 +1,69 @@
+// A deployment and its signal data -> an entry in the outbox, durably, before any attempt.
+import type { Logger } from '@hearth/agent-kit';
+import { entryId, type Outbox, type OutboxEntry } from './outbox.ts';
+import { signalRoute, type DeploymentInfo } from './route.ts';
+import { DEFAULT_MAX_BODY_BYTES, fitSignalBody } from './trim.ts';
+
+/** How long a signal is retried when the deployment names no timeout: hearth's largest deployment timeout (7 days), in s. */
+export const DEFAULT_SIGNAL_DEADLINE_S = 7 * 24 * 3600;
+
+/** Inputs read, in this order, as the deployment's timeout in seconds. */
+export const TIMEOUT_INPUTS = ['deploy_timeout', 'deploy_timeout_s'] as const;
+
+/** Options of queueSignal. */
+export interface QueueOptions {
+  outbox: Outbox;
+  log: Logger;
+  /** Largest body sent. Default 1 MiB (Heat's max_json_body_size). */
+  maxBodyBytes?: number;
+  /** The clock, in epoch ms. Default Date.now. */
+  now?: () => number;
+}
+
+/** The deployment's timeout in seconds from a `deploy_timeout`-like input, else 7 days. */
+export function deploymentTimeoutS(info: DeploymentInfo): number {
+  for (const name of TIMEOUT_INPUTS) {
+    const value = Number(info.inputs[name]);
+    if (info.inputs[name] !== undefined && info.inputs[name] !== '' && Number.isFinite(value) && value > 0) return value;
+  }
+  return DEFAULT_SIGNAL_DEADLINE_S;
+}
+
+/**
+ * Queues the signal of a deployment: picks its route (null for NO_SIGNAL: nothing queued), trims
+ * the body to the limit, and writes the entry (fsynced, 0600). The deadline is the deployment's
+ * `creation_time` (else now) plus its timeout. The same signal queued twice is one entry.
+ */
+export async function queueSignal(
+  info: DeploymentInfo,
+  data: Readonly<Record<string, unknown>>,
+  options: QueueOptions,
+): Promise<OutboxEntry | null> {
+  const route = signalRoute(info);
+  if (route === null) return null;
+  const now = (options.now ?? Date.now)();
+  const fitted = fitSignalBody(data, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  for (const cut of fitted.cuts) {
+    options.log.warn(cut.dropped ? 'signal value dropped to fit the size limit' : 'signal value cut to fit the size limit, its end kept', {
+      deployment: info.id,
+      field: cut.field,
+      cutBytes: cut.cutBytes,
+    });
+  }
+  const deadline = (info.createdAtMs ?? now) + deploymentTimeoutS(info) * 1000;
+  const createdAt = new Date(now).toISOString();
+  const entry: OutboxEntry = {
+    version: 1,
+    id: entryId(info.id, route, fitted.body),
+    deploymentId: info.id,
+    deploymentName: info.name,
+    route,
+    body: fitted.body,
+    createdAt,
+    deadline: new Date(deadline).toISOString(),
+    attempts: 0,
+    nextAttemptAt: createdAt,
+    lastError: null,
+  };
+  return options.outbox.put(entry);
+}

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ExitError } from '@hearth/agent-kit';
+import { deploymentInfo, readDeployment, signalRoute } from './route.ts';
+import { deploymentWith } from './test-support.ts';
+
+const route = (inputs: Record<string, unknown>) => signalRoute(deploymentInfo(deploymentWith(inputs)));
+
+test('transport selection follows the deploy_* inputs', () => {
+  assert.deepEqual(route({ deploy_signal_id: 'http://h/v1/signal/x', deploy_signal_verb: 'POST' }), {
+    transport: 'CFN_SIGNAL',
+    method: 'POST',
+    url: 'http://h/v1/signal/x',
+  });
+  assert.deepEqual(route({ deploy_signal_id: 'http://h/t', deploy_signal_verb: 'PUT', deploy_signal_transport: 'TEMP_URL_SIGNAL' }), {
+    transport: 'TEMP_URL_SIGNAL',
+    method: 'PUT',
+    url: 'http://h/t',
+  });
+  assert.deepEqual(route({ deploy_signal_transport: 'HEARTH_SIGNAL', deploy_signal_id: 'http://h/s', deploy_signal_verb: 'POST' }), {
+    transport: 'HEARTH_SIGNAL',
+    method: 'POST',
+    url: 'http://h/s',
+  });
+  assert.equal(route({ deploy_signal_transport: 'NO_SIGNAL', deploy_server_id: 's' }), null);
+  assert.equal(route({}), null);
+});
+
+test('HEAT_SIGNAL takes its credentials and resource from the inputs', () => {
+  assert.deepEqual(
+    route({
+      deploy_auth_url: 'http://ks/v3',
+      deploy_user_id: 'u',
+      deploy_username: 'name',
+      deploy_password: 'p',
+      deploy_project_id: 'proj',
+      deploy_stack_id: 'st/1',
+      deploy_resource_name: 'dep',
+      deploy_region_name: 'R1',
+    }),
+    {
+      transport: 'HEAT_SIGNAL',
+      authUrl: 'http://ks/v3',
+      userId: 'u',
+      username: 'name',
+      password: 'p',
+      projectId: 'proj',
+      regionName: 'R1',
+      stackId: 'st/1',
+      resourceName: 'dep',
+    },
+  );
+  assert.throws(
+    () => route({ deploy_auth_url: 'http://ks/v3', deploy_user_id: 'u' }),
+    /deploy_password, deploy_project_id, deploy_stack_id/,
+  );
+});
+
+test('ZAQAR_SIGNAL is a clear "not supported" error', () => {
+  for (const inputs of [{ deploy_queue_id: 'q', deploy_auth_url: 'http://ks/v3' }, { deploy_signal_transport: 'ZAQAR_SIGNAL' }]) {
+    assert.throws(
+      () => route(inputs),
+      (error: unknown) =>
+        error instanceof ExitError && error.exitCode === 1 && /ZAQAR_SIGNAL, which heat-config-notify does not support/.test(error.message),
+    );
+  }
+});
+
+test('readDeployment: missing file, bad JSON and a non-object are exit 1 naming the file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hcn-route-'));
+  assert.throws(
+    () => readDeployment(join(dir, 'nope.json')),
+    (e: unknown) => e instanceof ExitError && /cannot read the deployment file .*nope\.json/.test(e.message),
+  );
+  writeFileSync(join(dir, 'bad.json'), '{');
+  assert.throws(() => readDeployment(join(dir, 'bad.json')), /bad\.json is not JSON/);
+  writeFileSync(join(dir, 'list.json'), '[]');
+  assert.throws(() => readDeployment(join(dir, 'list.json')), /list\.json is not a JSON object/);
+  writeFileSync(join(dir, 'ok.json'), JSON.stringify(deploymentWith({ a: 1 }, { creation_time: '2024-01-02T03:04:05Z' })));
+  const info = readDeployment(join(dir, 'ok.json'));
+  assert.deepEqual(info.inputs, { a: 1 });
+  assert.equal(info.createdAtMs, Date.parse('2024-01-02T03:04:05Z'));
+});
