@@ -63,7 +63,7 @@ export async function hookMain(definition: HookDefinition, io: HookIo): Promise<
     const { deployment, warnings } = parseDeployment(await io.readStdin(), convertInput);
     for (const warning of warnings) log.warn(warning, { deployment: deployment.id });
     const deploymentLog = log.child({ deployment: deployment.id });
-    deploymentLog.info('running deployment', { name: deployment.name, group: deployment.group });
+    deploymentLog.info('running deployment', { deploymentName: deployment.name, group: deployment.group });
     result = await definition.run({ deployment, log: deploymentLog, env: io.env });
     deploymentLog.info('deployment finished', { status: result.deploy_status_code });
   } catch (error) {

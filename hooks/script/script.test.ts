@@ -1,0 +1,134 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
+
+const HOOK = new URL('./script', import.meta.url).pathname;
+const ID = 'c1f2a3b4-0000-4000-8000-000000000001';
+
+function root(): { root: string; working: string; outputs: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-script-'));
+  return {
+    root: dir,
+    working: join(dir, 'var/lib/heat-config/heat-config-script'),
+    outputs: join(dir, 'var/run/heat-config/heat-config-script'),
+  };
+}
+
+const RECORDING_SCRIPT = `#!/bin/sh
+echo "cwd=$(pwd)"
+echo "foo=$foo count=$count flag=$flag list=$list data=$data empty=[$empty] password=[$deploy_password] signal=[$deploy_signal_id]"
+echo "to stderr" >&2
+printf 'first\\n' > "$heat_outputs_path.result"
+echo "$heat_outputs_path" > "$heat_outputs_path.path"
+exit 3
+`;
+
+test('runs the config as a script in the working dir with inputs as env; outputs, stdout, stderr and exit code come back', async () => {
+  const dirs = root();
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({
+      config: RECORDING_SCRIPT,
+      inputs: [
+        { name: 'foo', type: 'String', value: 'bar baz' },
+        { name: 'count', type: 'Number', value: 3 },
+        { name: 'flag', type: 'Boolean', value: true },
+        { name: 'list', type: 'CommaDelimitedList', value: 'a,b' },
+        { name: 'data', type: 'Json', value: { k: 1 } },
+        { name: 'empty', type: 'String', value: null },
+        { name: 'deploy_password', type: 'String', value: 'hunter2' },
+        { name: 'deploy_signal_id', type: 'String', value: 'http://127.0.0.1:1/signal?Signature=s' },
+      ],
+      outputs: [{ name: 'result' }, { name: 'path' }, { name: 'never_written' }],
+    }),
+    { env: { HEARTH_ROOT: dirs.root } },
+  );
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.deepEqual(run.result, {
+    result: 'first\n',
+    path: `${join(dirs.outputs, ID)}\n`,
+    deploy_stdout: `cwd=${dirs.working}\nfoo=bar baz count=3 flag=true list=["a","b"] data={"k":1} empty=[] password=[] signal=[]\n`,
+    deploy_stderr: 'to stderr\n',
+    deploy_status_code: 3,
+  });
+  assert.equal(statSync(join(dirs.working, ID)).mode & 0o777, 0o700);
+  assert.equal(statSync(dirs.working).mode & 0o777, 0o700);
+  assert.equal(statSync(dirs.outputs).mode & 0o777, 0o700);
+  assert.doesNotMatch(run.stderr, /hunter2/);
+});
+
+test('options.expose_credentials passes deploy_password and deploy_signal_id; HEAT_SCRIPT_WORKING/OUTPUTS override the dirs', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-script-env-'));
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({
+      config: '#!/bin/sh\necho "$deploy_password $deploy_signal_id $(pwd)"\necho x > "$heat_outputs_path.o"\n',
+      inputs: [
+        { name: 'deploy_password', value: 'pw' },
+        { name: 'deploy_signal_id', value: 'http://127.0.0.1:1/s' },
+      ],
+      outputs: [{ name: 'o' }],
+      options: { expose_credentials: true },
+    }),
+    { env: { HEAT_SCRIPT_WORKING: join(dir, 'w'), HEAT_SCRIPT_OUTPUTS: join(dir, 'o') } },
+  );
+  assert.equal(run.result?.deploy_stdout, `pw http://127.0.0.1:1/s ${join(dir, 'w')}\n`);
+  assert.equal(run.result?.o, 'x\n');
+  assert.ok(existsSync(join(dir, 'o', `${ID}.o`)));
+});
+
+test('running the same id again replaces the script whole and never reports a stale output', async () => {
+  const dirs = root();
+  const long = `#!/bin/sh\necho long > "$heat_outputs_path.o"\n# ${'x'.repeat(200)}\n`;
+  await runHookExecutable(HOOK, sampleDeployment({ config: long, outputs: [{ name: 'o' }] }), { env: { HEARTH_ROOT: dirs.root } });
+  const short = '#!/bin/sh\necho short\n';
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: short, outputs: [{ name: 'o' }] }), {
+    env: { HEARTH_ROOT: dirs.root },
+  });
+  assert.equal(readFileSync(join(dirs.working, ID), 'utf8'), short);
+  assert.deepEqual(run.result, { deploy_stdout: 'short\n', deploy_stderr: '', deploy_status_code: 0 });
+});
+
+test('a script killed by a signal reports 128 + the signal number', async () => {
+  const dirs = root();
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: '#!/bin/sh\nkill -9 $$\n' }), { env: { HEARTH_ROOT: dirs.root } });
+  assert.equal(run.exitCode, 0);
+  assert.equal(run.result?.deploy_status_code, 137);
+});
+
+test('config that is not script text fails the deployment with a reason, without crashing', async () => {
+  const dirs = root();
+  for (const config of [null, { a: 1 }, 42, '   ']) {
+    const run = await runHookExecutable(HOOK, sampleDeployment({ config }), { env: { HEARTH_ROOT: dirs.root } });
+    assert.equal(run.exitCode, 0);
+    assert.equal(run.result?.deploy_status_code, 1);
+    assert.match(String(run.result?.deploy_stderr), /config must be the text of a script/);
+  }
+  const noShebang = await runHookExecutable(HOOK, sampleDeployment({ config: 'echo hi\n' }), { env: { HEARTH_ROOT: dirs.root } });
+  assert.deepEqual(noShebang.result, { deploy_stdout: 'hi\n', deploy_stderr: '', deploy_status_code: 0 }, 'run by /bin/sh, as execvp does');
+});
+
+test('stdin that is not a deployment: a failed result and exit 1; --help: usage and exit 0', async () => {
+  const run = await runHookExecutable(HOOK, 'garbage');
+  assert.equal(run.exitCode, 1);
+  assert.equal(run.result?.deploy_status_code, 1);
+  assert.match(String(run.result?.deploy_stderr), /not a JSON deployment/);
+  const help = await runHookExecutable(HOOK, '', { args: ['--help'] });
+  assert.equal(help.exitCode, 0);
+  assert.match(help.stdout, /^usage: script < deployment.json/);
+  assert.match(help.stdout, /HEAT_SCRIPT_WORKING/);
+});
+
+test('a working dir that cannot be created: failed result naming the path, exit 1', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-script-blocked-'));
+  writeFileSync(join(dir, 'file'), '');
+  mkdirSync(join(dir, 'o'));
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: '#!/bin/sh\n' }), {
+    env: { HEAT_SCRIPT_WORKING: join(dir, 'file', 'w'), HEAT_SCRIPT_OUTPUTS: join(dir, 'o') },
+  });
+  assert.equal(run.exitCode, 1);
+  assert.match(String(run.result?.deploy_stderr), /ENOTDIR.*file\/w/);
+});
