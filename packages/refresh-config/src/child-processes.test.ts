@@ -22,8 +22,11 @@ function isGoneOrZombie(pid: number): boolean {
 
 test('finds grandchildren and kills a tracked child with everything below it', async () => {
   const child = spawn('sh', ['-c', 'sleep 30 & sleep 30 & wait'], { stdio: 'ignore' });
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const below = descendantPids(child.pid!);
+  let below = descendantPids(child.pid!);
+  for (let tries = 0; below.length < 2 && tries < 100; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    below = descendantPids(child.pid!);
+  }
   assert.equal(below.length, 2, `two sleeps below ${child.pid}: ${below.join(' ')}`);
   const tracker = new ChildTracker();
   tracker.add(child.pid!);

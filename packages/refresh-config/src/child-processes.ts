@@ -53,9 +53,9 @@ export class ChildTracker {
     this.#pids.delete(pid);
   }
 
-  /** SIGKILLs every tracked child and all of its descendants; returns the pids signalled. */
+  /** SIGKILLs every tracked child, then all of its descendants (found first, so the parent cannot react to its children dying); returns the pids signalled. */
   killAll(): number[] {
-    const targets = [...this.#pids].flatMap((pid) => [...descendantPids(pid), pid]);
+    const targets = [...this.#pids].flatMap((pid) => [pid, ...descendantPids(pid)]);
     const killed: number[] = [];
     for (const pid of targets) {
       try {

@@ -1,5 +1,5 @@
 // Runs one script the way bash runs `$dir/$name` inside dib-run-parts: stdio inherited, exit
-// status as bash reports it (128+signal for a killed script, 126/127 when it cannot start), and a
+// status as bash 5 reports it (128+signal for a killed script, 127 when it or its interpreter is missing, 126 when it cannot run), and a
 // file without a shebang run by bash, as bash itself does on ENOEXEC.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
@@ -8,7 +8,7 @@ import type { ChildTracker } from './child-processes.ts';
 
 /** How one script ended. */
 export interface ScriptExit {
-  /** Exit status as bash would report it: the script's code, 128+N for signal N, 126/127 when it could not start. */
+  /** Exit status as bash would report it: the script's code, 128+N for signal N, 127 missing (or its interpreter), 126 cannot run. */
   exitCode: number;
   /** The signal that killed it, or null. */
   signal: NodeJS.Signals | null;
@@ -40,19 +40,17 @@ function spawnAndWait(command: string, args: string[], options: ExecScriptOption
 }
 
 /**
- * Whether the kernel cannot exec `path` itself but bash would run it as a script: text without `#!`
- * (bash's ENOEXEC fallback; left to the kernel, libc would hand it to /bin/sh instead).
+ * Whether `path` should be started through bash's `exec`: anything that does not start with `#!` or
+ * the ELF magic. Bash runs text without a shebang as a bash script and refuses other binaries with
+ * 126; left to libc's execvp, such a file would be handed to /bin/sh instead.
  */
-export function needsBash(path: string): boolean {
+export function needsBashExec(path: string): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
-    const head = Buffer.alloc(80);
-    const read = readSync(fd, head, 0, head.length, 0);
-    const start = head.subarray(0, read);
-    if (start.subarray(0, 2).toString('latin1') === '#!' || start.subarray(0, 4).toString('latin1') === '\x7fELF') return false;
-    const firstLine = start.subarray(0, Math.max(0, start.indexOf(10)) || read);
-    return !firstLine.includes(0);
+    const head = Buffer.alloc(4);
+    const magic = head.subarray(0, readSync(fd, head, 0, 4, 0)).toString('latin1');
+    return !magic.startsWith('#!') && magic !== '\x7fELF';
   } catch {
     return false;
   } finally {
@@ -60,12 +58,13 @@ export function needsBash(path: string): boolean {
   }
 }
 
-/** Runs `path` with no arguments and waits for it. Never rejects: a script that cannot start is exit 126 or 127, as in bash. */
+/** Runs `path` with no arguments and waits for it. Never rejects: a script that cannot start is exit 127 (it or its `#!` interpreter is missing) or 126, as in bash 5. */
 export async function execScript(path: string, options: ExecScriptOptions): Promise<ScriptExit> {
-  const outcome = needsBash(path) ? await spawnAndWait('bash', [path], options) : await spawnAndWait(path, [], options);
+  const outcome = needsBashExec(path)
+    ? await spawnAndWait('bash', ['-c', 'exec "$0"', path], options)
+    : await spawnAndWait(path, [], options);
   if (!(outcome instanceof Error)) return outcome;
-  const missing = outcome.code === 'ENOENT' && !existsSync(path);
-  const reason = outcome.code === 'ENOENT' && !missing ? 'bad interpreter: No such file or directory' : outcome.message;
+  const reason = outcome.code === 'ENOENT' && existsSync(path) ? 'cannot execute: required file not found' : outcome.message;
   (options.stderr ?? process.stderr).write(`dib-run-parts: ${path}: ${reason}\n`);
-  return { exitCode: missing ? 127 : 126, signal: null };
+  return { exitCode: outcome.code === 'ENOENT' ? 127 : 126, signal: null };
 }

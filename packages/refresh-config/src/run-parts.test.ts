@@ -66,14 +66,14 @@ test('the first failing script stops the directory and its status is the result'
   assert.ok(!reporter.events.some((event) => event.startsWith('profile')), 'no profile after a failure');
 });
 
-test('exit statuses as bash reports them: 128+N for a signal, 127 missing, 126 bad interpreter', async (t) => {
+test('exit statuses as bash 5 reports them: 128+N for a signal, 127 for a missing script or interpreter', async (t) => {
   const { dir, env } = setup(t);
   writeScript(join(dir, '10-killed'), 'kill -TERM $$');
   assert.equal((await runParts(dir, { env, reporter: recorder() })).exitCode, 128 + 15);
 
   const { dir: other, env: otherEnv } = setup(t);
   writeScript(join(other, '10-bad-interpreter'), '#!/nonexistent/interpreter\n');
-  assert.equal((await runParts(other, { env: otherEnv, reporter: recorder() })).exitCode, 126);
+  assert.equal((await runParts(other, { env: otherEnv, reporter: recorder() })).exitCode, 127);
 
   const stderr = memoryStream();
   assert.deepEqual(await execScript(join(other, 'vanished'), { env: otherEnv, stderr }), { exitCode: 127, signal: null });
@@ -87,6 +87,9 @@ test('a script without a shebang is run by bash, as bash itself does', async (t)
   const result = await runParts(dir, { env, reporter: recorder() });
   assert.equal(result.exitCode, 0);
   assert.deepEqual(readTrace(trace), ['no shebang bash']);
+
+  writeFileSync(join(dir, '20-binary'), '\u0000\u0001binary\n', { mode: 0o755 });
+  assert.equal((await runParts(dir, { env, reporter: recorder() })).exitCode, 126, 'an unknown binary cannot execute');
 });
 
 test('environment.d is sourced first: exported variables reach the scripts, unexported ones do not', async (t) => {
