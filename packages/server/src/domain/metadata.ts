@@ -63,6 +63,11 @@ export class MetadataService {
     return { derived: sortDerived(entries), unfetched };
   }
 
+  /** The cached snapshot of a server's document, if there is one (the conditional GET's fast path). */
+  cached(serverId: string): MetadataSnapshot | undefined {
+    return this.cache.get(serverId)?.snapshot;
+  }
+
   /** The current snapshot of a server's document. */
   async snapshot(projectId: string, serverId: string): Promise<MetadataSnapshot> {
     const cached = this.cache.get(serverId);

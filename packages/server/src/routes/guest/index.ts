@@ -41,7 +41,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, async (request, reply) => {
     const agent = await agentOnly(services, request);
     const ifNoneMatch = request.headers['if-none-match'];
-    let snapshot = await services.metadata.snapshot(agent.projectId, agent.serverId);
+    let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
     const wait = request.query.wait ?? 0;
     if (ifNoneMatch === snapshot.etag && wait > 0) {
       snapshot = await services.metadata.waitForNew(
