@@ -76,6 +76,23 @@ test('the default config file is read; the command line wins over it; repeated k
   assert.deepEqual(options.groups.heat_local?.path, ['/y', '/z']);
 });
 
+test('the config dir (default <config file>.d) is read after the config file and left out of the hashed list', () => {
+  const root = tempRoot();
+  mkdirSync(join(root, 'etc', 'os-collect-config.conf.d'), { recursive: true });
+  writeFileSync(join(root, 'etc', 'os-collect-config.conf'), '[hearth]\nmetadata_url = http://127.0.0.1:1/m\naccess_key_id = old\n');
+  writeFileSync(
+    join(root, 'etc', 'os-collect-config.conf.d', '50-credentials.conf'),
+    '[hearth]\naccess_key_id = AK\nsecret_access_key = S\n',
+  );
+  writeFileSync(join(root, 'etc', 'os-collect-config.conf.d', 'ignored.txt'), '[hearth]\naccess_key_id = no\n');
+  const options = run([], { HEARTH_ROOT: root });
+  assert.deepEqual(options.configFiles, [join(root, 'etc', 'os-collect-config.conf')]);
+  assert.deepEqual(
+    [options.groups.hearth?.metadata_url, options.groups.hearth?.access_key_id, options.groups.hearth?.secret_access_key],
+    ['http://127.0.0.1:1/m', 'AK', 'S'],
+  );
+});
+
 test('command-line values are interpolated too, as oslo does: $$ is a literal dollar', () => {
   const options = run(['-c', 'echo $$OS_CONFIG_FILES $cachedir ${unknown}', '--cachedir', '/c'], { HEARTH_ROOT: tempRoot() });
   assert.equal(options.command, 'echo $OS_CONFIG_FILES /c ${unknown}');

@@ -30,7 +30,7 @@ export interface CollectOptions {
   pollingInterval: number;
   splay: number;
   deploymentKeys: readonly string[];
-  /** The config files read, in order (hashed to notice a change: re-exec). */
+  /** The config files read, in order (hashed to notice a change: re-exec); the config dir's files are read after them, unhashed. */
   configFiles: readonly string[];
   /** Group options by group (`cfn`, `heat`, …), including DEFAULT. */
   groups: Readonly<Record<string, GroupValues>>;
@@ -91,25 +91,38 @@ function flagConfig(): NonNullable<ParseArgsConfig['options']> {
 }
 
 /** The config files oslo would read: `--config-file` values, else the first of ~/os-collect-config.conf and the default path. */
-function configFiles(cliFiles: string[] | undefined, configDir: string | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
-  let files: string[];
+function configFiles(cliFiles: string[] | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
   if (cliFiles && cliFiles.length > 0) {
     const missing = cliFiles.filter((file) => !existsSync(file));
     if (missing.length > 0) throw new ExitError(1, `os-collect-config: config file not found: ${missing.join(', ')}`);
-    files = cliFiles;
-  } else {
-    const searchHome = env.HEARTH_ROOT === undefined && env.HEARTH_COLLECT_CONFIG_FILE === undefined;
-    const candidates = [...(searchHome ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile];
-    files = candidates.filter((file) => existsSync(file)).slice(0, 1);
+    return cliFiles;
   }
-  if (configDir !== undefined) {
-    if (!existsSync(configDir)) throw new ExitError(1, `os-collect-config: config dir not found: ${configDir}`);
-    const confs = readdirSync(configDir)
-      .filter((name) => name.endsWith('.conf'))
-      .sort();
-    files = [...files, ...confs.map((name) => join(configDir, name))];
-  }
-  return files;
+  return [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile]
+    .filter((file) => existsSync(file))
+    .slice(0, 1);
+}
+
+/** ~ is searched only when no test root or explicit config path moves the defaults. */
+function searchHome(env: NodeJS.ProcessEnv): boolean {
+  return env.HEARTH_ROOT === undefined && env.HEARTH_COLLECT_CONFIG_FILE === undefined;
+}
+
+/**
+ * The `*.conf` files of `--config-dir`, else (as oslo's default) of the first existing of
+ * ~/os-collect-config.conf.d and `<config file>.d`, sorted; read after the config files, not hashed.
+ */
+function configDirFiles(cliDir: string | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
+  let dir = cliDir;
+  if (dir !== undefined && !existsSync(dir)) throw new ExitError(1, `os-collect-config: config dir not found: ${dir}`);
+  dir ??= [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf.d')] : []), `${paths.collectConfigFile}.d`].find(
+    (candidate) => existsSync(candidate),
+  );
+  if (dir === undefined) return [];
+  const base = dir;
+  return readdirSync(base)
+    .filter((name) => name.endsWith('.conf'))
+    .sort()
+    .map((name) => join(base, name));
 }
 
 function fileValues(ini: IniDocument, group: string, name: string): string[] | undefined {
@@ -207,8 +220,8 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   if (cli.help === true) return { action: 'help' };
   if (cli.version === true) return { action: 'version' };
   const paths = agentPaths(env);
-  const files = configFiles(cli['config-file'] as string[] | undefined, cli['config-dir'] as string | undefined, paths, env);
-  const ini = loadIniFiles(files);
+  const files = configFiles(cli['config-file'] as string[] | undefined, paths, env);
+  const ini = loadIniFiles([...files, ...configDirFiles(cli['config-dir'] as string | undefined, paths, env)]);
   const groups = resolve(cli, ini, paths, parsed.positionals);
   const collectorsDefaulted = parsed.positionals.length === 0 && fileValues(ini, 'DEFAULT', 'collectors') === undefined;
   return { action: 'run', options: normalize(groups, cli, files, paths, collectorsDefaulted) };
@@ -288,7 +301,7 @@ export function helpText(): string {
     '  -h, --help              show this help and exit',
     '  --version               print the version and exit',
     '  --config-file PATH      config file (repeatable; default ~/os-collect-config.conf or /etc/os-collect-config.conf)',
-    '  --config-dir DIR        also read DIR/*.conf',
+    '  --config-dir DIR        also read DIR/*.conf (default: /etc/os-collect-config.conf.d if it exists)',
     '  -d, --debug             debug logging',
     '  --log-format json|text  log lines on stderr (default json)',
     '  --log-file PATH         log to this file instead of stderr',

@@ -1,7 +1,7 @@
 // Runs the configured command as the original does (`subprocess.check_call(command, shell=True)`):
-// through /bin/sh, with the daemon's stdout and stderr (so os-refresh-config's output reaches the
-// journal as it happens) and OS_CONFIG_FILES added to the environment. agent-kit's runProcess
-// captures output instead, and would load execa into every VM's resident daemon for this one call.
+// through /bin/sh, with the daemon's own stdin, stdout and stderr (so os-refresh-config's output
+// reaches the journal as it happens; agent-kit's runProcess captures output instead) and
+// OS_CONFIG_FILES added to the environment.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 
