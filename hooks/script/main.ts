@@ -34,7 +34,7 @@ env:
 /** Runs the deployment's script and reports its exit code, output and declared outputs. */
 async function runScript({ deployment, log, env }: HookContext): Promise<HookResult> {
   if (typeof deployment.config !== 'string' || deployment.config.trim() === '') {
-    return failedResult(`script hook: config must be the text of a script starting with #! (got ${describeValue(deployment.config)})`);
+    return failedResult(`script hook: config must be the text of a script (got ${describeValue(deployment.config)})`);
   }
   const dirs = hookDirs('script', env);
   ensureDir(dirs.working);

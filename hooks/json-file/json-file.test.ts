@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
+
+const HOOK = new URL('./json-file', import.meta.url).pathname;
+
+test('writes each file as Python json.dumps(indent=4, sort_keys=True) would, creating parents 0700', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+  const nested = join(dir, 'a', 'b', 'conf.json');
+  const flat = join(dir, 'flat.json');
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({ group: 'json-file', config: { [nested]: { z: 1, a: { d: [true, null, 'é'], c: {} } }, [flat]: [] } }),
+  );
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.deepEqual(run.result, { deploy_stdout: '', deploy_stderr: '', deploy_status_code: 0 });
+  assert.equal(
+    readFileSync(nested, 'utf8'),
+    '{\n    "a": {\n        "c": {},\n        "d": [\n            true,\n            null,\n            "\\u00e9"\n        ]\n    },\n    "z": 1\n}',
+  );
+  assert.equal(readFileSync(flat, 'utf8'), '[]');
+  assert.equal(statSync(join(dir, 'a')).mode & 0o777, 0o700);
+  assert.equal(statSync(join(dir, 'a', 'b')).mode & 0o777, 0o700);
+});
+
+test('an existing file is replaced whole and keeps its mode; config may be JSON text', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+  const path = join(dir, 'x.json');
+  writeFileSync(path, 'x'.repeat(100));
+  chmodSync(path, 0o640);
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: JSON.stringify({ [path]: { k: 'v' } }) }));
+  assert.equal(run.result?.deploy_status_code, 0);
+  assert.equal(readFileSync(path, 'utf8'), '{\n    "k": "v"\n}');
+  assert.equal(statSync(path).mode & 0o777, 0o640);
+});
+
+test('relative paths and unwritable files fail the deployment, naming them, while the other files are written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+  const blocker = join(dir, 'blocker');
+  writeFileSync(blocker, '');
+  const good = join(dir, 'good.json');
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: { 'relative.json': 1, [join(blocker, 'x.json')]: 2, [good]: 3 } }));
+  assert.equal(run.exitCode, 0);
+  assert.equal(run.result?.deploy_status_code, 1);
+  assert.match(String(run.result?.deploy_stderr), /"relative.json" is not an absolute path/);
+  assert.match(String(run.result?.deploy_stderr), /blocker\/x.json: (ENOTDIR|EEXIST)/);
+  assert.equal(readFileSync(good, 'utf8'), '3');
+});
+
+test('an empty config writes nothing and succeeds; a config that is not a map fails with the value', async () => {
+  const empty = await runHookExecutable(HOOK, sampleDeployment({ config: null }));
+  assert.deepEqual(empty.result, { deploy_stdout: '', deploy_stderr: '', deploy_status_code: 0 });
+  for (const config of ['not json', [1, 2], 5]) {
+    const run = await runHookExecutable(HOOK, sampleDeployment({ config }));
+    assert.equal(run.result?.deploy_status_code, 1, JSON.stringify(config));
+    assert.match(String(run.result?.deploy_stderr), /config must map absolute file paths to data/);
+  }
+  assert.equal(existsSync('relative.json'), false);
+});

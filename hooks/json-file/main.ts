@@ -1,0 +1,71 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
+import { describeValue, failedResult, hookResult, isObject, runHook, type HookContext, type HookResult } from '../_lib/index.ts';
+
+const USAGE = `usage: json-file < deployment.json
+
+heat-config hook for group "json-file": the config maps absolute file paths to data; each file is
+written as JSON the way Python's json.dumps(data, indent=4, sort_keys=True) writes it (non-ASCII
+escaped as \\uXXXX, no trailing newline). Missing parent directories are created with mode 0700; a
+new file's mode comes from the umask, an existing file keeps its mode. Relative paths are refused.
+Prints {deploy_stdout: "", deploy_stderr, deploy_status_code: 0, or 1 when a file could not be written}.
+`;
+
+/** `value` with every object's keys sorted, recursively (Python's sort_keys). */
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys(value[key])]),
+  );
+}
+
+/** JSON as Python's json.dumps(indent=4, sort_keys=True) prints it: non-ASCII escaped, `": "` after keys. */
+function pythonJson(value: unknown): string {
+  const text = JSON.stringify(sortKeys(value), null, 4) ?? 'null';
+  return text.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The config as a path -> data map: an object, JSON text of one, or null (nothing to write). */
+function filesOf(config: unknown): Record<string, unknown> | string {
+  if (config === null || config === '') return {};
+  let parsed: unknown = config;
+  if (typeof config === 'string') {
+    try {
+      parsed = JSON.parse(config) as unknown;
+    } catch {
+      return `config must map absolute file paths to data (an object or JSON text of one), got ${describeValue(config)}`;
+    }
+  }
+  return isObject(parsed) ? parsed : `config must map absolute file paths to data, got ${describeValue(config)}`;
+}
+
+/** Writes each file of the config; a file that cannot be written fails the deployment but not the others. */
+async function writeJsonFiles({ deployment, log }: HookContext): Promise<HookResult> {
+  const files = filesOf(deployment.config);
+  if (typeof files === 'string') return failedResult(`json-file hook: ${files}`);
+  const errors: string[] = [];
+  for (const [path, data] of Object.entries(files)) {
+    if (!isAbsolute(path)) {
+      errors.push(`${JSON.stringify(path)} is not an absolute path: not written`);
+      continue;
+    }
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      writeFileSync(path, pythonJson(data));
+      log.info('wrote file', { path });
+    } catch (error) {
+      errors.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  for (const error of errors) log.error(error);
+  return hookResult({
+    stdout: '',
+    stderr: errors.map((error) => `json-file hook: ${error}\n`).join(''),
+    status: errors.length > 0 ? 1 : 0,
+  });
+}
+
+runHook({ group: 'json-file', usage: USAGE, run: writeJsonFiles });
