@@ -1,0 +1,284 @@
+// The heat-config bin as os-refresh-config runs it: real processes, fake hooks, a recording fake notify.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { deployment, isRunning, logRecords, runBin, waitFor, world, type World } from './test-support.ts';
+
+const ID = '11111111-2222-3333-4444-555555555555';
+
+function markers(w: World): string[] {
+  return readdirSync(w.deployedDir)
+    .filter((name) => !name.startsWith('.'))
+    .sort();
+}
+
+test('runs the hook with the deployment on stdin, keeps notify.json, notifies, then writes the marker; a rerun skips it', async (t) => {
+  const w = world(t);
+  w.hook(
+    'script',
+    `cat > "${w.root}/stdin"\n[ -e "${w.deployedDir}/${ID}.json" ] && echo MARKER-TOO-EARLY >&2\n[ -e "${w.deployedDir}/${ID}.running" ] || echo NO-RUNNING-MARKER >&2\necho '{"deploy_stdout": "ok", "deploy_status_code": 0, "out1": "value"}'`,
+  );
+  w.deployments([
+    deployment(ID, 'script', {
+      inputs: [
+        { name: 'port', type: 'Number', value: 8080 },
+        { name: 'on', type: 'Boolean', value: true },
+      ],
+    }),
+  ]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0, run.stderr);
+  const stdin = JSON.parse(readFileSync(join(w.root, 'stdin'), 'utf8'));
+  assert.equal(stdin.id, ID);
+  assert.deepEqual(
+    stdin.inputs.map((i: { value: unknown }) => i.value),
+    ['8080', 'true'],
+  );
+  const [call, ...more] = w.notified();
+  assert.deepEqual(more, []);
+  assert.equal(call!.file, join(w.deployedDir, `${ID}.running`));
+  assert.deepEqual(call!.signal, { deploy_stdout: 'ok', deploy_status_code: 0, out1: 'value' });
+  const handed = JSON.parse(readFileSync(join(w.notifyLog, '00000.deployment'), 'utf8'));
+  assert.equal(handed.id, ID, 'the file given to notify is the deployment');
+  assert.deepEqual(markers(w), [`${ID}.json`, `${ID}.notify.json`]);
+  assert.deepEqual(JSON.parse(readFileSync(join(w.deployedDir, `${ID}.notify.json`), 'utf8')), call!.signal);
+  assert.equal(statSync(join(w.deployedDir, `${ID}.json`)).mode & 0o777, 0o600);
+  assert.equal(statSync(w.configFile).mode & 0o777, 0o600, 'the config file is made 0600');
+  assert.doesNotMatch(run.stderr, /MARKER-TOO-EARLY|NO-RUNNING-MARKER/);
+  assert.deepEqual(readFileSync(join(w.notifyLog, '00000.dir'), 'utf8').split('\n').filter(Boolean), [
+    `${ID}.notify.json`,
+    `${ID}.running`,
+  ]);
+
+  const again = await runBin([], w.env);
+  assert.equal(again.code, 0);
+  assert.equal(w.notified().length, 1, 'a deployed id is never run or signalled again');
+  assert.ok(logRecords(again.stderr).some((r) => r.msg === `Skipping config ${ID}, already deployed`));
+});
+
+test('signal data follows the hook: text stdout, failures with stderr, {} for silent success', async (t) => {
+  const w = world(t);
+  w.hook('text', 'echo plain text; echo err >&2');
+  w.hook('fails', 'echo broken >&2; exit 4');
+  w.hook('silent', 'exit 0');
+  w.deployments([deployment('a1', 'text'), deployment('a2', 'fails'), deployment('a3', 'silent')]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0, 'hook failures do not fail the phase');
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [
+      { deploy_stdout: 'plain text\n', deploy_stderr: 'err\n', deploy_status_code: 0 },
+      { deploy_stdout: '', deploy_stderr: 'broken\n', deploy_status_code: 4 },
+      {},
+    ],
+  );
+});
+
+test('groups without a hook are skipped silently for os-apply-config, with an error otherwise; never signalled', async (t) => {
+  const w = world(t);
+  w.hook('HeatUngrouped', 'echo "{}"');
+  w.deployments([deployment('b1', 'os-apply-config'), deployment('b2', 'puppet'), deployment('b3', 'Heat::Ungrouped')]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0);
+  const errors = logRecords(run.stderr).filter((r) => r.level === 'error');
+  assert.deepEqual(
+    errors.map((r) => r.msg),
+    ['Skipping group puppet with no hook script'],
+  );
+  assert.deepEqual(
+    w.notified().map((c) => c.file),
+    [join(w.deployedDir, 'b3.running')],
+  );
+  assert.deepEqual(markers(w), ['b3.json', 'b3.notify.json']);
+});
+
+test('component groups run the config whose actions hold deploy_action, with its tool as group', async (t) => {
+  const w = world(t);
+  w.hook('script', `cat > "${w.root}/stdin"`);
+  const configs = [
+    { actions: ['CREATE'], tool: 'script', config: 'create it' },
+    { actions: ['UPDATE', 'DELETE'], tool: 'script', config: 'update it' },
+  ];
+  w.deployments([
+    deployment('c1', 'component', {
+      config: { configs },
+      inputs: [{ name: 'deploy_action', value: 'UPDATE' }],
+    }),
+    deployment('c2', 'component', { config: { configs }, inputs: [{ name: 'deploy_action', value: 'SUSPEND' }] }),
+  ]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0);
+  const stdin = JSON.parse(readFileSync(join(w.root, 'stdin'), 'utf8'));
+  assert.deepEqual([stdin.id, stdin.group, stdin.config], ['c1', 'script', 'update it']);
+  assert.ok(logRecords(run.stderr).some((r) => r.msg === 'Skipping group component, no valid script is defined for deploy action SUSPEND'));
+  assert.deepEqual(markers(w), ['c1.json', 'c1.notify.json']);
+});
+
+test('notify failing: no marker, exit 1; the next run resends the saved result without running the hook again', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0}'`);
+  w.deployments([deployment('d1', 'script')]);
+  const failed = await runBin([], { ...w.env, FAKE_NOTIFY_EXIT: '3' });
+  assert.equal(failed.code, 1);
+  assert.deepEqual(markers(w), ['d1.notify.json', 'd1.running']);
+  assert.ok(logRecords(failed.stderr).some((r) => String(r.msg).startsWith('Error running heat-config-notify. [3]')));
+  const retried = await runBin([], w.env);
+  assert.equal(retried.code, 0, retried.stderr);
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\n', 'the hook ran once');
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [{ deploy_status_code: 0 }, { deploy_status_code: 0 }],
+  );
+  assert.deepEqual(markers(w), ['d1.json', 'd1.notify.json']);
+});
+
+test('a hook interrupted by a crash is run again and signalled once; with HEAT_CONFIG_INTERRUPTED=fail it is reported failed', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0}'`);
+  w.deployments([deployment('e1', 'script'), deployment('e2', 'script')]);
+  mkdirSync(w.deployedDir, { recursive: true });
+  writeFileSync(join(w.deployedDir, 'e1.running'), '{}');
+  const rerun = await runBin([], w.env);
+  assert.equal(rerun.code, 0);
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\nrun\n');
+  assert.ok(logRecords(rerun.stderr).some((r) => r.msg === 'The hook of e1 was interrupted; running it again'));
+  assert.equal(w.notified().length, 2);
+
+  const w2 = world(t);
+  w2.hook('script', `echo run >> "${w2.root}/runs"`);
+  w2.deployments([deployment('e3', 'script')]);
+  mkdirSync(w2.deployedDir, { recursive: true });
+  writeFileSync(join(w2.deployedDir, 'e3.running'), '{}');
+  const failed = await runBin(['--interrupted', 'fail'], w2.env);
+  assert.equal(failed.code, 0);
+  assert.ok(!existsSync(join(w2.root, 'runs')), 'the hook is not run again');
+  const [call] = w2.notified();
+  assert.equal(call!.signal.deploy_status_code, 1);
+  assert.match(String(call!.signal.deploy_stderr), /was interrupted/);
+  assert.deepEqual(markers(w2), ['e3.json', 'e3.notify.json']);
+});
+
+test('heat-config killed mid-hook (with its hook, as when the VM dies): the next run runs it again and signals once', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"\n[ -e "${w.root}/fast" ] || sleep 30\necho '{"deploy_status_code": 0}'`);
+  w.deployments([deployment('f1', 'script')]);
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../bin/heat-config.js')], {
+    env: { ...process.env, ...w.env },
+    stdio: 'ignore',
+  });
+  await waitFor(() => existsSync(join(w.root, 'runs')));
+  const hookPids = readdirSync('/proc').filter(
+    (p) => /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(w.hooksDir, 'script')),
+  );
+  process.kill(child.pid!, 'SIGKILL');
+  for (const pid of hookPids) process.kill(-Number(pid), 'SIGKILL');
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.deepEqual(markers(w), ['f1.running']);
+  writeFileSync(join(w.root, 'fast'), '');
+  const rerun = await runBin([], w.env);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\nrun\n');
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [{ deploy_status_code: 0 }],
+  );
+  assert.deepEqual(markers(w), ['f1.json', 'f1.notify.json']);
+});
+
+test('SIGTERM to heat-config stops the hook tree and leaves the running marker', async (t) => {
+  const w = world(t);
+  w.hook('script', `sleep 30 &\necho $! > "${w.root}/bg"\nwait`);
+  w.deployments([deployment('g1', 'script')]);
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../bin/heat-config.js')], {
+    env: { ...process.env, ...w.env },
+    stdio: 'ignore',
+  });
+  await waitFor(() => existsSync(join(w.root, 'bg')) && readFileSync(join(w.root, 'bg'), 'utf8').endsWith('\n'));
+  const background = Number(readFileSync(join(w.root, 'bg'), 'utf8'));
+  child.kill('SIGTERM');
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 143);
+  await waitFor(() => !isRunning(background), 5000);
+  assert.deepEqual(markers(w), ['g1.running']);
+  assert.deepEqual(w.notified(), []);
+});
+
+test('options.timeout bounds the hook: it and its children are killed and the signal says it timed out', async (t) => {
+  const w = world(t);
+  w.hook('script', `sleep 30 &\necho $! > "${w.root}/bg"\nsleep 30`);
+  w.deployments([deployment('h1', 'script', { options: { timeout: 0.5 } })]);
+  const run = await runBin([], { ...w.env, HEAT_CONFIG_KILL_GRACE_MS: '500' });
+  assert.equal(run.code, 0, run.stderr);
+  const [call] = w.notified();
+  assert.equal(call!.signal.deploy_status_code, 124);
+  assert.match(String(call!.signal.deploy_stderr), /timed out after 0\.5 s and was killed with its process tree/);
+  const background = Number(readFileSync(join(w.root, 'bg'), 'utf8'));
+  assert.equal(isRunning(background), false);
+  assert.deepEqual(markers(w), ['h1.json', 'h1.notify.json']);
+});
+
+test('progress lines on fd 3 become heartbeats through heat-config-notify --heartbeat, before the result; a burst is coalesced', async (t) => {
+  const w = world(t);
+  // Each step waits until its heartbeat has arrived; then a burst of 20 lines at once.
+  w.hook(
+    'script',
+    `for i in 1 2 3; do echo "step $i" >&3; until [ "$(ls "$NOTIFY_LOG" | wc -l)" -ge $i ]; do sleep 0.02; done; done
+for i in $(seq 1 20); do echo "burst $i" >&3; done
+sleep 0.5
+echo '{"deploy_status_code": 0}'`,
+  );
+  w.deployments([deployment('i1', 'script')]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0, run.stderr);
+  const heartbeats = w.heartbeats();
+  assert.deepEqual(heartbeats.slice(0, 3), ['step 1', 'step 2', 'step 3']);
+  assert.equal(heartbeats.at(-1), 'burst 20', 'the latest line is always sent');
+  assert.ok(heartbeats.length < 3 + 20, `a burst does not spawn one notify per line (${heartbeats.length})`);
+  const files = readdirSync(w.notifyLog).sort();
+  assert.ok(files.findIndex((f) => f.endsWith('.args')) > files.findLastIndex((f) => f.endsWith('.heartbeat')), files.join());
+});
+
+test('a missing config file exits 1; invalid JSON exits 0 doing nothing; the old deployed dir is migrated', async (t) => {
+  const w = world(t);
+  const missing = await runBin([], w.env);
+  assert.equal(missing.code, 1);
+  assert.ok(logRecords(missing.stderr).some((r) => r.msg === `No config file ${w.configFile}`));
+  const old = join(w.root, 'var/run/heat-config/deployed');
+  mkdirSync(old, { recursive: true });
+  writeFileSync(join(old, 'old1.json'), '{}');
+  w.deployments([deployment('old1', 'script')]);
+  writeFileSync(w.configFile, '{not json');
+  const invalid = await runBin([], w.env);
+  assert.equal(invalid.code, 0);
+  assert.deepEqual(markers(w), ['old1.json']);
+  assert.ok(!existsSync(old));
+});
+
+test('--help, bad flags and bad env values', async (t) => {
+  const w = world(t);
+  const help = await runBin(['--help'], w.env);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--interrupted \{rerun,fail\}/);
+  const bad = await runBin(['--interrupted', 'maybe'], w.env);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /usage: heat-config[\s\S]*error: argument --interrupted: invalid choice: 'maybe'/);
+  const badEnv = await runBin([], { ...w.env, HEAT_CONFIG_HOOK_TIMEOUT: 'soon' });
+  assert.equal(badEnv.code, 2);
+  assert.match(badEnv.stderr, /HEAT_CONFIG_HOOK_TIMEOUT: expected a positive number of seconds, got 'soon'/);
+});
+
+test('the configure.d/55-heat-config script runs heat-config', async (t) => {
+  const w = world(t);
+  w.hook('script', 'echo "{}"');
+  w.deployments([deployment('j1', 'script')]);
+  const script = join(import.meta.dirname, '../os-refresh-config/configure.d/55-heat-config');
+  chmodSync(script, 0o755);
+  const result = await new Promise<number | null>((resolve) => {
+    const child = spawn(script, [], { env: { ...process.env, ...w.env }, stdio: 'ignore' });
+    child.on('close', resolve);
+  });
+  assert.equal(result, 0);
+  assert.deepEqual(markers(w), ['j1.json', 'j1.notify.json']);
+});

@@ -1,0 +1,66 @@
+// A whole heat-config run over the deployments list: 55-heat-config's main().
+import { chmodSync, existsSync, lstatSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { acquireLock, type Logger } from '@hearth/agent-kit';
+import { deployOne, type DeployOneOptions, type DeploymentOutcome } from './deploy-one.ts';
+import { ensureDeployedDir } from './markers.ts';
+import type { HeatConfigOptions } from './options.ts';
+import { isStopping } from './run-hook.ts';
+
+/** Lock in the deployed dir held for a whole run, so a marker found running belongs to a run that died. */
+export const LOCK_FILE_NAME = '.heat-config.lock';
+
+/** What a run did: its exit code and each deployment's outcome, in list order. */
+export interface HeatConfigResult {
+  exitCode: number;
+  outcomes: DeploymentOutcome[];
+}
+
+/**
+ * Runs every deployment of `options.configFile`. Exit code 1 when the list is missing or a result could not
+ * be handed to heat-config-notify (or written); 0 otherwise, failed hooks included.
+ */
+export async function runHeatConfig(
+  options: Pick<HeatConfigOptions, 'configFile' | 'oldDeployedDir'> & DeployOneOptions,
+  log: Logger,
+): Promise<HeatConfigResult> {
+  if (!existsSync(options.configFile)) {
+    log.error(`No config file ${options.configFile}`);
+    return { exitCode: 1, outcomes: [] };
+  }
+  if ((lstatSync(options.configFile).mode & 0o7777) !== 0o600) chmodSync(options.configFile, 0o600);
+  if (ensureDeployedDir(options.deployedDir, options.oldDeployedDir) === 'migrated')
+    log.debug(`Migrating deployed state from ${options.oldDeployedDir} to ${options.deployedDir}`);
+  const lock = await acquireLock(join(options.deployedDir, LOCK_FILE_NAME), { wait: true });
+  try {
+    let deployments: unknown;
+    try {
+      deployments = JSON.parse(await readFile(options.configFile, 'utf8'));
+    } catch {
+      log.warn(`${options.configFile} is not valid JSON; nothing to deploy`);
+      return { exitCode: 0, outcomes: [] };
+    }
+    if (!Array.isArray(deployments)) {
+      log.warn(`${options.configFile} holds no list of deployments; nothing to deploy`);
+      return { exitCode: 0, outcomes: [] };
+    }
+    const outcomes: DeploymentOutcome[] = [];
+    let exitCode = 0;
+    for (const deployment of deployments as unknown[]) {
+      if (isStopping()) break;
+      try {
+        const outcome = await deployOne(deployment, options, log);
+        outcomes.push(outcome);
+        if (outcome === 'notify-failed') exitCode = 1;
+      } catch (error) {
+        log.error('Deployment failed in heat-config itself', { error });
+        outcomes.push('notify-failed');
+        exitCode = 1;
+      }
+    }
+    return { exitCode, outcomes };
+  } finally {
+    await lock.release();
+  }
+}
