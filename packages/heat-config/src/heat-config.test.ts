@@ -282,3 +282,24 @@ test('the configure.d/55-heat-config script runs heat-config', async (t) => {
   assert.equal(result, 0);
   assert.deepEqual(markers(w), ['j1.json', 'j1.notify.json']);
 });
+
+const REAL_NOTIFY = join(import.meta.dirname, '../../config-notify/bin/heat-config-notify.js');
+const realNotifyReady = existsSync(join(import.meta.dirname, '../../config-notify/src/bin.ts'));
+
+test(
+  'with the real heat-config-notify (NO_SIGNAL): the running marker is a deployment file it accepts, heartbeats are a no-op',
+  { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
+  async (t) => {
+    const w = world(t);
+    w.hook('script', `echo "working" >&3\necho '{"deploy_status_code": 0}'`);
+    w.deployments([deployment('k1', 'script')]);
+    const run = await runBin(
+      [],
+      { ...w.env, HEAT_CONFIG_NOTIFY: REAL_NOTIFY, HEARTH_OUTBOX_DIR: join(w.root, 'outbox') },
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(markers(w), ['k1.json', 'k1.notify.json']);
+    assert.ok(!logRecords(run.stderr).some((r) => r.msg === 'heartbeat not sent'), run.stderr);
+  },
+);
