@@ -41,8 +41,12 @@ export class LockBusyError extends Error {
   }
 }
 
-/** A lock file that names no pid (a crash between create and write) is taken over once it is this old. */
-const UNNAMED_LOCK_GRACE_MS = 5000;
+/**
+ * A lock file that names no pid is taken over once it is this old: long enough for a taker to write
+ * its pid after creating the file, short enough that the empty lock file Debian's os-refresh-config
+ * (flock) leaves behind after every run does not make ours report "busy".
+ */
+const UNNAMED_LOCK_GRACE_MS = 250;
 
 /** The pid in a lock file's first line (`1234`), or in os-refresh-config's `Locked by pid==1234 at ...`. */
 function holderPid(content: string): number | undefined {

@@ -1,4 +1,4 @@
-import { runMain } from '@hearth/agent-kit';
+import { runMain } from '@hearth/agent-kit/exit';
 import { main } from './main.ts';
 
 runMain((argv) => main(argv), { name: 'os-apply-config' });

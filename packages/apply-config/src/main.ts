@@ -2,7 +2,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '@hearth/agent-kit';
+import { createLogger, type Logger } from '@hearth/agent-kit/logger';
 import { ApplyConfigError } from './errors.ts';
 import { booleanKeyExitCode, keyOutput } from './key.ts';
 import { collectConfig, loadFileList, subhash } from './metadata.ts';

@@ -3,8 +3,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agentPaths } from '@hearth/agent-kit';
-import { ExitError } from '@hearth/agent-kit';
+import { agentPaths } from '@hearth/agent-kit/paths';
+import { ExitError } from '@hearth/agent-kit/exit';
 
 /** Everything one run needs, resolved and frozen. */
 export interface ApplyConfigOptions {

@@ -2,7 +2,7 @@
 // or the deprecated /opt/stack/os-config-refresh when only that one exists.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { agentPaths, AGENT_PATH_ENV, HEARTH_ROOT_ENV } from '@hearth/agent-kit';
+import { agentPaths, AGENT_PATH_ENV, HEARTH_ROOT_ENV } from '@hearth/agent-kit/paths';
 
 /** The base dir os-refresh-config used before /usr/libexec/os-refresh-config. */
 export const OLD_BASE_DIR = '/opt/stack/os-config-refresh';

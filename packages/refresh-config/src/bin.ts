@@ -1,5 +1,7 @@
 // `os-refresh-config`: parse, then print or run; only runMain exits.
-import { agentPaths, createLogger, ExitError, runMain } from '@hearth/agent-kit';
+import { agentPaths } from '@hearth/agent-kit/paths';
+import { createLogger } from '@hearth/agent-kit/logger';
+import { ExitError, runMain } from '@hearth/agent-kit/exit';
 import { resolveBaseDir } from './base-dir.ts';
 import { parseRefreshArgs, USAGE, UsageError, type RefreshLogLevel } from './options.ts';
 import { PHASES, refreshConfig } from './refresh.ts';

@@ -1,5 +1,5 @@
 // `dib-run-parts [--list] DIR`: diskimage-builder's run-parts, with its output and exit statuses.
-import { ExitError, runMain } from '@hearth/agent-kit';
+import { ExitError, runMain } from '@hearth/agent-kit/exit';
 import { runParts } from './run-parts.ts';
 import { listParts, runPartsPattern } from './select-parts.ts';
 import { formatDateLikeCoreutils } from './report.ts';

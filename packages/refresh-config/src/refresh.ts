@@ -2,7 +2,7 @@
 // in order, and on the first failure run error.d and stop with exit 1.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquireLock, LockBusyError } from '@hearth/agent-kit';
+import { acquireLock, LockBusyError } from '@hearth/agent-kit/lock';
 import { ChildTracker } from './child-processes.ts';
 import type { EventLogger, RunPartsReporter } from './report.ts';
 import { runParts, type RunPartsResult } from './run-parts.ts';
