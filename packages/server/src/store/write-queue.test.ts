@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { testApp, registerServer, createConfig, createDeployment } from '../test-support.ts';
+import { isHearthError } from '../domain/errors.ts';
+import { preparedWrite } from './write-queue.ts';
+
+const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
+
+test('prepared writes on the writer thread: one failing call does not take its batch with it', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const configId = await createConfig(app);
+    const [a, b] = [await createDeployment(app, configId, server.id), await createDeployment(app, configId, server.id)];
+    const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+    const body = { deploy_stdout: 'ok', deploy_status_code: 0, result: 'R' };
+    const { signals, store } = app.services;
+    // Queued in the same turn: one batch, one transaction on the writer thread.
+    const [first, bogus, notFound, second] = await Promise.allSettled([
+      signals.signal(principal, a, body),
+      store.writePrepared(preparedWrite<object, unknown>(signalsModule, 'no-such-write'), {}),
+      signals.signal(principal, '00000000-0000-4000-8000-000000000000', body),
+      signals.signal(principal, b, { ...body, deploy_status_code: 3 }),
+    ]);
+    assert.equal(first.status === 'fulfilled' && first.value.status, 'COMPLETE');
+    assert.equal(second.status === 'fulfilled' && second.value.status, 'FAILED');
+    assert.ok(bogus.status === 'rejected' && /no prepared write no-such-write/.test(String(bogus.reason)), bogus.status);
+    assert.ok(notFound.status === 'rejected' && isHearthError(notFound.reason) && notFound.reason.code === 'ERR_DEPLOYMENT_NOT_FOUND');
+
+    const stored = await store.reader.selectFrom('signals').select('deployment_id').orderBy('id').execute();
+    assert.deepEqual(
+      stored.map((r) => r.deployment_id),
+      [a, b],
+    );
+    const events = await store.reader
+      .selectFrom('events')
+      .select(['resource_id', 'type'])
+      .where('resource_id', 'in', [a, b])
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      events.filter((e) => e.type !== 'deployment.created').map((e) => `${e.resource_id === a ? 'a' : 'b'} ${e.type}`),
+      ['a deployment.signalled', 'a deployment.completed', 'b deployment.signalled', 'b deployment.failed'],
+    );
+    // The same signal again is acknowledged as a duplicate and writes nothing.
+    const again = await signals.signal(principal, a, body);
+    assert.equal(again.duplicate, true);
+    assert.equal((await store.reader.selectFrom('signals').select('id').execute()).length, 2);
+  } finally {
+    await done();
+  }
+});
+
+test('a store closes its writer thread when it closes', async () => {
+  const { app, done } = await testApp();
+  const server = await registerServer(app);
+  const configId = await createConfig(app);
+  const id = await createDeployment(app, configId, server.id);
+  const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+  const ack = await app.services.signals.signal(principal, id, {});
+  assert.equal(ack.status, 'COMPLETE');
+  await done(); // must return: the thread ends with the store
+});
