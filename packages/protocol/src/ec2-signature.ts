@@ -201,8 +201,12 @@ function checkV2(req: Ec2Request, auth: V2Auth, secret: string): Checked {
   return mismatch();
 }
 
-/** Signature v2: base64 HMAC of `VERB\nhost\npath\nCQS`, SignatureMethod forced to match the digest as Keystone's signer does. */
-function signV2(
+/**
+ * Signature v2: base64 HMAC of `VERB\nhost\npath\nCQS`, SignatureMethod forced to match the digest
+ * as Keystone's signer does. `host` is the Host header as sent, `path` the decoded path, `params`
+ * every query parameter but `Signature`. Clients (os-collect-config's cfn collector) sign with it too.
+ */
+export function signV2(
   secret: string,
   digest: 'sha256' | 'sha1',
   method: string,

@@ -1,7 +1,7 @@
 // `cfn`: heat-api-cfn's DescribeStackResource, signed with EC2 signature v2 in the query (as the
 // original's keystoneclient Ec2Signer does: no Timestamp), answered in XML whose `<Metadata>`
 // text is JSON. Every `path` is read and the dicts shallow-merged, then exploded with `[cfn] deployment_key`.
-import { createHmac } from 'node:crypto';
+import { signV2 } from '@hearth/protocol/signing';
 import { existsSync, readFileSync } from 'node:fs';
 import { explodeDeployments } from '../explode.ts';
 import { childElement, parseXml } from '../xml.ts';
@@ -16,16 +16,6 @@ import {
   type CollectorContext,
 } from './types.ts';
 
-/** Percent-encodes as Python's `quote(text, safe)`: unreserved characters and `safe` are kept. */
-export function pythonQuote(text: string, safe = ''): string {
-  let out = '';
-  for (const byte of Buffer.from(text, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    out += /[A-Za-z0-9_.~-]/.test(char) || safe.includes(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
 /** The parts of a URL the v2 string-to-sign takes, spelled as Python's urlparse gives them (netloc keeps an explicit default port). */
 export function netlocAndPath(url: string): { netloc: string; path: string } {
   const match = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/([^/?#]*)([^?#]*)/.exec(url);
@@ -33,14 +23,10 @@ export function netlocAndPath(url: string): { netloc: string; path: string } {
   return { netloc: match[1]!, path: match[2]! };
 }
 
-/** The EC2 signature v2 (HmacSHA256) of a GET with these query parameters, base64. */
+/** The EC2 signature v2 (HmacSHA256) of a GET with these query parameters, base64, as os-collect-config signs it. */
 export function signV2Get(secret: string, url: string, params: Record<string, string>): string {
   const { netloc, path } = netlocAndPath(url);
-  const query = Object.keys(params)
-    .sort()
-    .map((key) => `${pythonQuote(key)}=${pythonQuote(params[key]!, '-_~')}`)
-    .join('&');
-  return createHmac('sha256', secret).update(`GET\n${netloc}\n${path}\n${query}`).digest('base64');
+  return signV2(secret, 'sha256', 'GET', netloc, path, params);
 }
 
 function metadataUrl(ctx: CollectorContext): string | undefined {
