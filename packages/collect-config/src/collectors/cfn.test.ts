@@ -108,6 +108,10 @@ test('cfn: not configured without URL, keys or a dotted path; the hint file supp
 });
 
 test('signV2Get signs as keystoneclient Ec2Signer: sorted, quote(safe="-_~"), netloc with port', () => {
-  // hmac-sha256 base64 of "GET\nh:80\n/v1/\nA=1&B=x%20y" with key "k", computed with Python's hmac module.
-  assert.equal(signV2Get('k', 'http://h:80/v1/', { B: 'x y', A: '1' }), 'rsqaIbIPwKaWLv6Dazj+ZKuq7X176OSPGqqgCmuhQ0k=');
+  // hmac-sha256 base64 of "GET\nh:80\n/v1/\nA=1&B=x%20y&SignatureMethod=HmacSHA256" with key "k", computed with
+  // Python's hmac module (the signer always signs SignatureMethod, as os-collect-config always sends it).
+  assert.equal(
+    signV2Get('k', 'http://h:80/v1/', { B: 'x y', A: '1', SignatureMethod: 'HmacSHA256' }),
+    '54oqiKCBMP894bMJazlwzPDj7qXrY5R4BF2RFliOsIc=',
+  );
 });
