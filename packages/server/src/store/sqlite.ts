@@ -218,6 +218,12 @@ export class WriterThread implements PreparedRunner {
     await exited;
   }
 
+  /** Starts the thread now (idle, not keeping the process alive), so the first write does not wait for its boot. */
+  warmUp(): void {
+    this.worker ??= this.start();
+    this.worker.unref();
+  }
+
   private send(message: ToThread): Promise<FromThread> {
     if (this.waiting) return Promise.reject(new Error('writer thread: a batch is already running'));
     const worker = (this.worker ??= this.start());

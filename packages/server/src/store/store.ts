@@ -63,6 +63,7 @@ export function openStore(options: StoreOptions): Store {
       });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+      thread.warmUp(); // the schema is in place: the writer thread can open its connection
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async ping() {
