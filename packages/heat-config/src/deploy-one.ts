@@ -71,7 +71,7 @@ async function runHookToSignal(
   options: DeployOneOptions,
   log: Logger,
 ) {
-  const timeoutSeconds = hookTimeoutSeconds(deployment.options, options.defaultTimeoutSeconds);
+  const timeoutSeconds = hookTimeoutSeconds(deployment.options, options.defaultTimeoutSeconds, deployment.inputs);
   const heartbeats = heartbeatPump(options.notifyCommand, markers.runningPath, log);
   log.debug(`Running ${hookPath} < ${markers.runningPath}`, { timeoutSeconds });
   const result = await runHook(hookPath, {

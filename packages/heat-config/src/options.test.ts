@@ -44,6 +44,9 @@ test('--interrupted and --hook-timeout win over their env vars; bad values are u
 test('the hook timeout comes from the deployment options, else the default', () => {
   assert.equal(hookTimeoutSeconds({ timeout: 90 }, 3600), 90);
   assert.equal(hookTimeoutSeconds({ timeout: '1.5' }, 3600), 1.5);
+  assert.equal(hookTimeoutSeconds({}, 3600, [{ name: 'deploy_timeout', value: '120' }]), 120);
+  assert.equal(hookTimeoutSeconds({ timeout: 5 }, 3600, [{ name: 'deploy_timeout', value: 120 }]), 5);
+  assert.equal(hookTimeoutSeconds({}, 3600, [{ name: 'deploy_timeout', value: 'soon' }]), 3600);
   for (const options of [
     null,
     undefined,

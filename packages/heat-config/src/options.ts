@@ -155,10 +155,25 @@ export function parseHeatConfigArgs(argv: string[], env: NodeJS.ProcessEnv = pro
   });
 }
 
-/** The hook timeout for a deployment, in s: its `options.timeout` when that is a positive number (or numeric text), else `fallback`. */
-export function hookTimeoutSeconds(deploymentOptions: unknown, fallback: number): number {
-  const value =
-    typeof deploymentOptions === 'object' && deploymentOptions !== null ? (deploymentOptions as { timeout?: unknown }).timeout : undefined;
+/** A positive number of seconds from a number or numeric text, else NaN. */
+function secondsOf(value: unknown): number {
   const seconds = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : fallback;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : NaN;
+}
+
+/**
+ * The hook timeout for a deployment, in s: its `options.timeout` when that is a positive number (or
+ * numeric text), else its `deploy_timeout` input (hearth-server's deployment timeout), else `fallback`.
+ */
+export function hookTimeoutSeconds(deploymentOptions: unknown, fallback: number, inputs: unknown = []): number {
+  const fromOptions =
+    typeof deploymentOptions === 'object' && deploymentOptions !== null
+      ? secondsOf((deploymentOptions as { timeout?: unknown }).timeout)
+      : NaN;
+  if (!Number.isNaN(fromOptions)) return fromOptions;
+  const input = Array.isArray(inputs)
+    ? (inputs as Array<{ name?: unknown; value?: unknown }>).find((i) => i?.name === 'deploy_timeout')
+    : undefined;
+  const fromInput = secondsOf(input?.value);
+  return Number.isNaN(fromInput) ? fallback : fromInput;
 }

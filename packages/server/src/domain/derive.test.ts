@@ -73,6 +73,7 @@ test('derived config: declared inputs, then undeclared values, then deploy_* inp
       ['deploy_resource_name', 'deployment'],
       ['deploy_signal_transport', 'HEARTH_SIGNAL'],
       ['deploy_signal_verb', 'POST'],
+      ['deploy_timeout', '60'],
     ],
   );
   assert.equal(derived.inputs.find((i) => i.name === 'deploy_action')?.description, 'Name of the current action being deployed');

@@ -20,6 +20,7 @@ const DEPLOY_INPUT_DESCRIPTIONS: Record<string, string> = {
   deploy_user_id: 'User ID for API authentication',
   deploy_password: 'Password for API authentication',
   deploy_project_id: 'ID of project for API authentication',
+  deploy_timeout: 'Seconds hearth-server waits for this deployment to signal (hearth)',
 };
 
 function deployInput(name: string, value: string): StoredInput {
@@ -56,6 +57,8 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
     deployInput('deploy_signal_transport', deployment.signal_transport),
   ];
   for (const [name, value] of signal?.inputs ?? []) deployInputs.push(deployInput(name, value));
+  // hearth's own, after Heat's: agents bound the hook's run time and the outbox's retries by it.
+  deployInputs.push({ ...deployInput('deploy_timeout', String(deployment.timeout_s)), type: 'Number' });
   for (const input of deployInputs) {
     const index = inputs.findIndex((i) => i.name === input.name);
     if (index >= 0) inputs[index] = { ...inputs[index]!, value: input.value };

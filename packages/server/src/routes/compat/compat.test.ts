@@ -241,6 +241,7 @@ test("deployment signal transports: CFN_SIGNAL, HEAT_SIGNAL and TEMP_URL_SIGNAL 
         'deploy_user_id',
         'deploy_password',
         'deploy_project_id',
+        'deploy_timeout',
       ],
     );
     const login = await app.inject({
