@@ -91,7 +91,15 @@ export function collectorConfig(ctx: TransportContext, row: ServerRow): Record<s
         request: { metadata_url: tempUrl(ctx, 'GET', row.project_id, TEMP_URL_CONTAINERS.metadata, row.access_key_id) },
       };
     default:
-      return { collectors: ['hearth'], hearth: { metadata_url: `${ctx.publicUrl}/v1/guest/metadata`, server_id: row.id } };
+      return {
+        collectors: ['hearth'],
+        hearth: {
+          metadata_url: `${ctx.publicUrl}/v1/guest/metadata`,
+          server_id: row.id,
+          access_key_id: row.access_key_id,
+          secret_access_key: secret,
+        },
+      };
   }
 }
 
