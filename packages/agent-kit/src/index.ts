@@ -8,3 +8,7 @@ export * from './ini.ts';
 export * from './exit.ts';
 export * from './redact.ts';
 export * from './process-tree.ts';
+export * from './secret-store.ts';
+export * from './secret-store-error.ts';
+export * from './secret-store-file.ts';
+export * from './secret-store-keyring.ts';
