@@ -81,6 +81,14 @@ test('server create prints Heat-shaped os-collect-config settings and a ready co
       payload: { name: 'x', software_config_transport: 'ZAQAR' },
     });
     assert.equal(bad.statusCode, 400);
+    const native = await server(app, { name: 'vm4' });
+    assert.deepEqual(native.os_collect_config.hearth, {
+      metadata_url: 'http://127.0.0.1:9/v1/guest/metadata',
+      server_id: native.server.id,
+      access_key_id: native.credential.access_key_id,
+      secret_access_key: native.credential.secret_access_key,
+    });
+    assert.match(native.os_collect_config_conf, /\ncollectors = hearth\n\n\[hearth\]\nmetadata_url = /);
   } finally {
     await done();
   }
