@@ -1,4 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
+import { migration0003 } from './migrations/0003_scaling.ts';
+import { migration0004 } from './migrations/0004_metrics_alarms.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -162,5 +164,7 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0003_scaling': migration0003(dialect),
+    '0004_metrics_alarms': migration0004(dialect),
   };
 }

@@ -1,10 +1,12 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ScalingTables } from './schema-scaling.ts';
+import type { MetricsTables } from './schema-metrics-alarms.ts';
 
 /**
  * Tables as Kysely sees them. JSON is kept as text and timestamps as ISO-8601 text with
  * milliseconds (`2026-01-01T00:00:00.000Z`), so SQLite and PostgreSQL return the same shapes.
  */
-export interface Database {
+export interface Database extends ScalingTables, MetricsTables {
   projects: ProjectsTable;
   servers: ServersTable;
   software_configs: SoftwareConfigsTable;
