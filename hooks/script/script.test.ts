@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
@@ -131,4 +131,19 @@ test('a working dir that cannot be created: failed result naming the path, exit 
   });
   assert.equal(run.exitCode, 1);
   assert.match(String(run.result?.deploy_stderr), /ENOTDIR.*file\/w/);
+});
+
+test('run through a symlink (as heat-config finds it in a hooks dir); non-UTF-8 and 5 MB of output still give one JSON result', async () => {
+  const dirs = root();
+  const link = join(dirs.root, 'script');
+  symlinkSync(HOOK, link);
+  const run = await runHookExecutable(
+    link,
+    sampleDeployment({ config: "#!/bin/sh\nprintf 'bad \\377 byte'\nhead -c 5000000 /dev/zero | tr '\\0' x >&2\n" }),
+    { env: { HEARTH_ROOT: dirs.root } },
+  );
+  assert.equal(run.exitCode, 0, run.stderr.slice(0, 500));
+  assert.equal(run.result?.deploy_stdout, 'bad \ufffd byte');
+  assert.equal(String(run.result?.deploy_stderr).length, 5_000_000);
+  assert.equal(run.result?.deploy_status_code, 0);
 });
