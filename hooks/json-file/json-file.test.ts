@@ -42,12 +42,16 @@ test('relative paths and unwritable files fail the deployment, naming them, whil
   const blocker = join(dir, 'blocker');
   writeFileSync(blocker, '');
   const good = join(dir, 'good.json');
-  const run = await runHookExecutable(HOOK, sampleDeployment({ config: { 'relative.json': 1, [join(blocker, 'x.json')]: 2, [good]: 3 } }));
+  const cwd = mkdtempSync(join(tmpdir(), 'hook-json-cwd-'));
+  const run = await runHookExecutable(HOOK, sampleDeployment({ config: { 'relative.json': 1, [join(blocker, 'x.json')]: 2, [good]: 3 } }), {
+    cwd,
+  });
   assert.equal(run.exitCode, 0);
   assert.equal(run.result?.deploy_status_code, 1);
   assert.match(String(run.result?.deploy_stderr), /"relative.json" is not an absolute path/);
   assert.match(String(run.result?.deploy_stderr), /blocker\/x.json: (ENOTDIR|EEXIST)/);
   assert.equal(readFileSync(good, 'utf8'), '3');
+  assert.equal(existsSync(join(cwd, 'relative.json')), false);
 });
 
 test('an empty config writes nothing and succeeds; a config that is not a map fails with the value', async () => {
@@ -58,5 +62,4 @@ test('an empty config writes nothing and succeeds; a config that is not a map fa
     assert.equal(run.result?.deploy_status_code, 1, JSON.stringify(config));
     assert.match(String(run.result?.deploy_stderr), /config must map absolute file paths to data/);
   }
-  assert.equal(existsSync('relative.json'), false);
 });
