@@ -40,7 +40,8 @@ export interface DescribeStackResourceOptions {
   now?: Date;
 }
 
-function errorSummary(response: HttpResponse): string {
+/** `Code: Message` from a CFN error body (JSON or XML), else the start of the body. */
+export function cfnErrorSummary(response: HttpResponse): string {
   const text = response.text().trim().replace(/\s+/g, ' ');
   const code = /"Code"\s*:\s*"([^"]+)"|<Code>([^<]+)<\/Code>/.exec(text);
   const message = /"Message"\s*:\s*"([^"]+)"|<Message>([^<]+)<\/Message>/.exec(text);
@@ -95,9 +96,9 @@ export async function describeStackResource(options: DescribeStackResourceOption
   }
   const where = `DescribeStackResource ${options.stack}/${options.resource} at ${options.endpointUrl}`;
   if (response.status >= 500)
-    throw new MetadataServerError('unreachable', `${where} answered ${response.status}: ${errorSummary(response)}`, response.status);
+    throw new MetadataServerError('unreachable', `${where} answered ${response.status}: ${cfnErrorSummary(response)}`, response.status);
   if (response.status < 200 || response.status > 299) {
-    throw new MetadataServerError('rejected', `${where} answered ${response.status}: ${errorSummary(response)}`, response.status);
+    throw new MetadataServerError('rejected', `${where} answered ${response.status}: ${cfnErrorSummary(response)}`, response.status);
   }
   let body: unknown;
   try {
