@@ -142,3 +142,24 @@ test('a child that exits by itself on SIGTERM still counts as timed out and fail
   assert.equal(result.exitCode, 0);
   assert.match(result.stderr, /timed out after 200 ms and exited with code 0 after SIGTERM\n$/);
 });
+
+test('inheritFd3 hands this process fd 3 to the child (a hook passes the progress channel on)', async () => {
+  const { spawn } = await import('node:child_process');
+  // A parent with fd 3 piped back to us runs a child through runProcess that writes to its fd 3.
+  const script = `
+    import { runProcess } from ${JSON.stringify(new URL('./run-process.ts', import.meta.url).pathname)};
+    const result = await runProcess('sh', ['-c', 'echo progress-line >&3; echo done'], { inheritFd3: true });
+    process.stdout.write(result.stdout);
+  `;
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
+  let fd3 = '';
+  let stdout = '';
+  parent.stdio[3]!.on('data', (chunk: Buffer) => (fd3 += chunk.toString()));
+  parent.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => parent.on('close', resolve));
+  assert.equal(code, 0);
+  assert.equal(stdout, 'done\n');
+  assert.equal(fd3, 'progress-line\n');
+});

@@ -23,6 +23,16 @@ export interface RunProcessOptions {
   shell?: boolean;
   /** Let the child write straight to this process's stdout/stderr instead of capturing them. Default false. */
   inheritOutput?: boolean;
+  /**
+   * Give the child this process's file descriptor 3 as its own fd 3 (heat-config's progress channel:
+   * a hook passes it on to the tool it runs). Ignored when this process has no fd 3. Default false.
+   */
+  inheritFd3?: boolean;
+}
+
+/** True when this process has a file descriptor 3 open. */
+function hasFd3(): boolean {
+  return existsSync('/proc/self/fd/3');
 }
 
 /** How a child process ended; the same fields whether it succeeded or not. */
@@ -79,9 +89,13 @@ export async function runProcess(command: string, args: string[], options: RunPr
     reject: false,
     stripFinalNewline: false,
     encoding: 'utf8',
-    stdout: output,
-    stderr: output,
-    ...(options.input === undefined ? { stdin: 'ignore' } : { input: options.input }),
+    stdio: [
+      options.input === undefined ? 'ignore' : 'pipe',
+      output,
+      output,
+      ...(options.inheritFd3 === true && hasFd3() ? (['inherit'] as const) : []),
+    ],
+    ...(options.input === undefined ? {} : { input: options.input }),
   } satisfies ExecaOptions;
   const subprocess = execa(command, args, execaOptions);
   let timedOut = false;
