@@ -147,3 +147,21 @@ test('run through a symlink (as heat-config finds it in a hooks dir); non-UTF-8 
   assert.equal(String(run.result?.deploy_stderr).length, 5_000_000);
   assert.equal(run.result?.deploy_status_code, 0);
 });
+
+test("the script inherits heat-config's progress channel (fd 3): its lines reach the dispatcher", async () => {
+  const dirs = root();
+  const { spawn } = await import('node:child_process');
+  const deployment = sampleDeployment({ config: '#!/bin/sh\necho "50% copied" >&3\necho done\n' });
+  const child = spawn(HOOK, [], {
+    env: { ...process.env, HEARTH_ROOT: dirs.root, HEAT_CONFIG_PROGRESS_FD: '3' },
+    stdio: ['pipe', 'pipe', 'ignore', 'pipe'],
+  });
+  let progress = '';
+  let stdout = '';
+  child.stdio[3]!.on('data', (chunk: Buffer) => (progress += chunk.toString()));
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdin!.end(JSON.stringify(deployment));
+  assert.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
+  assert.equal(progress, '50% copied\n');
+  assert.equal((JSON.parse(stdout) as { deploy_stdout: string }).deploy_stdout, 'done\n');
+});
