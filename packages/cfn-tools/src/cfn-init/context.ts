@@ -99,6 +99,11 @@ export function outputTail(result: ProcessResult): string {
   return lines.slice(-3).join(' | ').slice(0, 500);
 }
 
+/** `<command> failed: <last lines of its output>` (without the colon when it printed nothing). */
+export function commandFailed(result: ProcessResult, detail = outputTail(result)): string {
+  return detail === '' ? `${result.command} failed` : `${result.command} failed: ${detail}`;
+}
+
 /** AWS's booleans: true, "true", "yes", "1" (any case). */
 export function toBoolean(value: unknown): boolean {
   if (typeof value === 'boolean') return value;

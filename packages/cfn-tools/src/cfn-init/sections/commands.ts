@@ -5,7 +5,7 @@
 // many seconds afterwards; "forever" stops cfn-init there, successfully (AWS: for a reboot).
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isObject, outputTail, scalarText, StepError, toBoolean, type RunOptions, type SectionContext } from '../context.ts';
+import { commandFailed, isObject, outputTail, scalarText, StepError, toBoolean, type RunOptions, type SectionContext } from '../context.ts';
 
 /** What applyCommands tells the caller: whether a waitAfterCompletion of "forever" asked to stop. */
 export interface CommandsOutcome {
@@ -82,7 +82,7 @@ export async function applyCommands(ctx: SectionContext, commands: unknown): Pro
         exitCode: result.exitCode,
         output: outputTail(result),
       });
-    } else throw new StepError('commands', name, result.exitCode, `${result.command} failed: ${outputTail(result)}`);
+    } else throw new StepError('commands', name, result.exitCode, commandFailed(result));
     if (wait === 'forever') {
       ctx.log.info('waitAfterCompletion is forever: stopping here', { section: 'commands', command: name });
       return { stop: true };

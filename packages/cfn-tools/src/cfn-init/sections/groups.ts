@@ -1,6 +1,6 @@
 // groups: {name: {gid?}}. A group that already exists (getent) is left alone, so a re-run (cfn-hup)
 // succeeds; a new one is made with groupadd [--gid N].
-import { isObject, outputTail, scalarText, StepError, type SectionContext } from '../context.ts';
+import { commandFailed, isObject, outputTail, scalarText, StepError, type SectionContext } from '../context.ts';
 
 /** groupadd's exit codes, as the original explains them. */
 const GROUPADD_ERRORS: Record<number, string> = {
@@ -28,7 +28,7 @@ export async function applyGroups(ctx: SectionContext, groups: unknown): Promise
     const result = await ctx.runner.run(['groupadd', group, ...(gid === undefined ? [] : ['--gid', gid])]);
     if (result.exitCode !== 0) {
       const why = GROUPADD_ERRORS[result.exitCode ?? -1] ?? outputTail(result);
-      throw new StepError('groups', group, result.exitCode, `${result.command} failed: ${why}`);
+      throw new StepError('groups', group, result.exitCode, commandFailed(result, why));
     }
     ctx.log.info('group created', { section: 'groups', group, command: result.command });
   }

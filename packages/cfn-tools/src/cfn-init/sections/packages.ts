@@ -2,7 +2,7 @@
 // asked version when one is given) is left alone; the rest are installed with the manager's own
 // version syntax. Managers run in a fixed order (rpm first, as AWS does, then apt, yum, dnf,
 // python, rubygems); an unknown manager is an error.
-import { isObject, outputTail, StepError, type SectionContext } from '../context.ts';
+import { commandFailed, isObject, StepError, type SectionContext } from '../context.ts';
 
 /** The managers cfn-init knows, in the order they run. */
 export const PACKAGE_MANAGERS = ['rpm', 'apt', 'yum', 'dnf', 'python', 'rubygems'] as const;
@@ -115,7 +115,7 @@ export async function applyPackages(ctx: SectionContext, packages: unknown): Pro
           'packages',
           `${manager}: ${missing.map((item) => item.name).join(' ')}`,
           result.exitCode,
-          `${result.command} failed: ${outputTail(result)}`,
+          commandFailed(result),
         );
       ctx.log.info('packages installed', { section: 'packages', manager, command: result.command });
     }

@@ -3,7 +3,7 @@
 // service with ensureRunning true is restarted when any file, source, package or command it
 // lists changed earlier in this run. systemctl when there is one, else service + chkconfig or
 // update-rc.d (the original's fallbacks).
-import { isObject, outputTail, StepError, toBoolean, type SectionContext } from '../context.ts';
+import { commandFailed, isObject, StepError, toBoolean, type SectionContext } from '../context.ts';
 
 /** The service managers cfn-init accepts (both drive the same init system). */
 export const SERVICE_MANAGERS = ['sysvinit', 'systemd'] as const;
@@ -60,7 +60,7 @@ function changedTriggers(ctx: SectionContext, name: string, properties: Record<s
 
 async function act(ctx: SectionContext, name: string, action: Action): Promise<void> {
   const result = await ctx.runner.run(serviceCommand(ctx.which, name, action));
-  if (result.exitCode !== 0) throw new StepError('services', name, result.exitCode, `${result.command} failed: ${outputTail(result)}`);
+  if (result.exitCode !== 0) throw new StepError('services', name, result.exitCode, commandFailed(result));
   ctx.log.info(`service ${PAST[action]}`, { section: 'services', service: name, command: result.command });
 }
 

@@ -6,7 +6,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { isObject, outputTail, StepError, type SectionContext } from '../context.ts';
+import type { ProcessResult } from '@hearth/agent-kit/run-process';
+import { commandFailed, isObject, StepError, type SectionContext } from '../context.ts';
 
 /** What a source unpacks as. */
 export type SourceType = 'tar' | 'tgz' | 'tbz2' | 'zip' | 'gz' | 'bz2';
@@ -54,8 +55,8 @@ function singleFileName(url: string): string {
 }
 
 async function unpack(ctx: SectionContext, dir: string, url: string, data: Buffer, type: SourceType, scratch: string): Promise<void> {
-  const fail = (result: { exitCode: number | null; command: string }, detail: string): never => {
-    throw new StepError('sources', dir, result.exitCode, `${result.command} failed: ${detail}`);
+  const fail = (result: ProcessResult): never => {
+    throw new StepError('sources', dir, result.exitCode, commandFailed(result));
   };
   if (type === 'gz') {
     await writeFile(join(dir, singleFileName(url)), gunzipSync(data));
@@ -65,7 +66,7 @@ async function unpack(ctx: SectionContext, dir: string, url: string, data: Buffe
   await writeFile(archive, data);
   if (type === 'zip') {
     const result = await ctx.runner.run(['unzip', '-o', '-q', archive, '-d', dir]);
-    if (result.exitCode !== 0) fail(result, outputTail(result));
+    if (result.exitCode !== 0) fail(result);
     return;
   }
   if (type === 'bz2') {
@@ -75,12 +76,12 @@ async function unpack(ctx: SectionContext, dir: string, url: string, data: Buffe
       const target = join(dir, basename(archive));
       await writeFile(target, data);
       const result = await ctx.runner.run(['bunzip2', '-f', target]);
-      if (result.exitCode !== 0) fail(result, outputTail(result));
+      if (result.exitCode !== 0) fail(result);
       return;
     }
   }
   const result = await ctx.runner.run(['tar', '-x', '-f', archive, '-C', dir]);
-  if (result.exitCode !== 0) fail(result, outputTail(result));
+  if (result.exitCode !== 0) fail(result);
 }
 
 /** Downloads and unpacks every source; records each directory as changed. */

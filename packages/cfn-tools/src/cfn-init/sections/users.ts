@@ -1,7 +1,7 @@
 // users: {name: {uid?, groups?: [..], homeDir?}}. As in AWS and the original, users are
 // non-interactive (shell /sbin/nologin). A new user is made with useradd; an existing one
 // (getent) gets usermod with the same settings, so a re-run converges instead of failing.
-import { isObject, outputTail, scalarText, StepError, type SectionContext } from '../context.ts';
+import { commandFailed, isObject, outputTail, scalarText, StepError, type SectionContext } from '../context.ts';
 
 /** useradd/usermod exit codes, as the original explains them. */
 const USERADD_ERRORS: Record<number, string> = {
@@ -51,7 +51,7 @@ export async function applyUsers(ctx: SectionContext, users: unknown): Promise<v
     const result = await ctx.runner.run(command);
     if (result.exitCode !== 0) {
       const why = USERADD_ERRORS[result.exitCode ?? -1] ?? outputTail(result);
-      throw new StepError('users', user, result.exitCode, `${result.command} failed: ${why}`);
+      throw new StepError('users', user, result.exitCode, commandFailed(result, why));
     }
     ctx.log.info(existing.exitCode === 0 ? 'user updated' : 'user created', { section: 'users', user, command: result.command });
   }
