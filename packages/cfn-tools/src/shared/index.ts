@@ -7,3 +7,4 @@ export * from './endpoint.ts';
 export * from './fetch-metadata.ts';
 export * from './instance-id.ts';
 export * from './metadata-cache.ts';
+export * from './python-json.ts';
