@@ -15,6 +15,10 @@ import { StackService } from './domain/stacks.ts';
 import { WaitConditionService } from './domain/wait-conditions.ts';
 import { deploymentSignalInputs, type TransportContext } from './domain/transports.ts';
 import { GuestCredentials } from './auth/guest-credentials.ts';
+import { ScalingAdjuster } from './domain/scaling-adjust.ts';
+import { ScalingGroupService } from './domain/scaling-groups.ts';
+import { ScalingPolicyService } from './domain/scaling-policies.ts';
+import { ActuatorDeliverer } from './domain/scaling-deliverer.ts';
 
 /** What the services need to start. */
 export interface ServicesOptions {
@@ -43,6 +47,9 @@ export interface Services {
   stacks: StackService;
   waitConditions: WaitConditionService;
   guestCredentials: GuestCredentials;
+  scalingGroups: ScalingGroupService;
+  scalingPolicies: ScalingPolicyService;
+  actuatorDeliverer: ActuatorDeliverer;
   metrics: Metrics;
   projects: ProjectDirectory;
   publicUrl: string;
@@ -68,6 +75,10 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
   const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);
   const guestCredentials = new GuestCredentials(store, servers, secrets);
+  const scalingAdjuster = new ScalingAdjuster(store, servers, options.logError);
+  const scalingGroups = new ScalingGroupService(store, stacks, secrets, scalingAdjuster);
+  const scalingPolicies = new ScalingPolicyService(store, stacks, scalingGroups, scalingAdjuster, transport);
+  const actuatorDeliverer = new ActuatorDeliverer(store, feed, transport, options.logError);
   const deadlines = new DeadlineWatcher(store, feed, (id, stored) => servers.lastSeen(id, stored), options.logError);
   const metrics = createMetrics({
     hearth_write_queue_depth: { help: 'Writes waiting for a group commit', read: () => store.writeQueueDepth() },
@@ -76,6 +87,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   });
   deadlines.start();
   waitConditions.start();
+  actuatorDeliverer.start();
   return {
     store,
     feed,
@@ -90,12 +102,16 @@ export async function createServices(options: ServicesOptions): Promise<Services
     stacks,
     waitConditions,
     guestCredentials,
+    scalingGroups,
+    scalingPolicies,
+    actuatorDeliverer,
     metrics,
     projects: new ProjectDirectory(store),
     publicUrl,
     async close() {
       await deadlines.stop();
       await waitConditions.stop();
+      await actuatorDeliverer.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();
       await store.close();

@@ -16,7 +16,8 @@ export interface ResourceRef {
 export type Holder =
   | (ResourceRef & { kind: 'server'; serverId: string })
   | (ResourceRef & { kind: 'deployment'; deploymentId: string })
-  | (ResourceRef & { kind: 'wait_condition'; waitConditionId: string; expiresAt: string | null });
+  | (ResourceRef & { kind: 'wait_condition'; waitConditionId: string; expiresAt: string | null })
+  | (ResourceRef & { kind: 'scaling_policy'; policyId: string; expiresAt: string | null });
 
 /**
  * Finds what a guest credential may reach, for the CFN, Heat and Swift-compatible endpoints. A
@@ -58,6 +59,7 @@ export class GuestCredentials {
       if (!row) return null;
       return { kind: 'deployment', deploymentId: row.id, accessKeyId, projectId: row.project_id, ...placementOf(row, 'deployment') };
     }
+    if ((credential.kind as string) === 'scaling_policy') return this.policyHolder(accessKeyId, credential.target_id);
     const row = await this.store.reader
       .selectFrom('wait_conditions')
       .innerJoin('stacks', 'stacks.id', 'wait_conditions.stack_id')
@@ -75,6 +77,28 @@ export class GuestCredentials {
     return {
       kind: 'wait_condition',
       waitConditionId: row.id,
+      accessKeyId,
+      projectId: row.project_id,
+      stackId: row.stack_id,
+      stackName: row.stack_name,
+      resourceName: row.name,
+      expiresAt: row.urls_expire_at,
+    };
+  }
+
+  /** The scaling policy an access key was issued to, while that key is still the policy's own (rotation revokes). */
+  private async policyHolder(accessKeyId: string, policyId: string): Promise<Holder | null> {
+    const row = await this.store.reader
+      .selectFrom('scaling_policies')
+      .innerJoin('stacks', 'stacks.id', 'scaling_policies.stack_id')
+      .select(['scaling_policies.id', 'scaling_policies.project_id', 'scaling_policies.name', 'scaling_policies.access_key_id'])
+      .select(['scaling_policies.stack_id', 'scaling_policies.urls_expire_at', 'stacks.name as stack_name'])
+      .where('scaling_policies.id', '=', policyId)
+      .executeTakeFirst();
+    if (!row || row.access_key_id !== accessKeyId) return null;
+    return {
+      kind: 'scaling_policy',
+      policyId: row.id,
       accessKeyId,
       projectId: row.project_id,
       stackId: row.stack_id,
@@ -117,6 +141,13 @@ export class GuestCredentials {
       .executeTakeFirst();
     if (condition)
       return { kind: 'wait_condition', waitConditionId: condition.id, accessKeyId: condition.access_key_id, expiresAt: null, ...ref };
+    const policy = await this.store.reader
+      .selectFrom('scaling_policies')
+      .select(['id', 'access_key_id'])
+      .where('stack_id', '=', stackId)
+      .where('name', '=', resource)
+      .executeTakeFirst();
+    if (policy) return { kind: 'scaling_policy', policyId: policy.id, accessKeyId: policy.access_key_id ?? '', expiresAt: null, ...ref };
     return null;
   }
 
@@ -140,7 +171,11 @@ export function namesHolder(
   );
 }
 
-/** True when a holder's URLs have expired (only wait conditions carry an expiry). */
+/** True when a holder's URLs have expired (only wait conditions and scaling policies carry an expiry). */
 export function holderExpired(holder: Holder, now = new Date()): boolean {
-  return holder.kind === 'wait_condition' && holder.expiresAt !== null && holder.expiresAt <= now.toISOString();
+  return (
+    (holder.kind === 'wait_condition' || holder.kind === 'scaling_policy') &&
+    holder.expiresAt !== null &&
+    holder.expiresAt <= now.toISOString()
+  );
 }

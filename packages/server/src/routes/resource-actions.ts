@@ -61,6 +61,13 @@ export async function resourceSignal(services: Services, holder: Holder, body: u
         signal as DeploymentSignal,
       );
     }
+    case 'scaling_policy':
+      if (flavour === 'cfn-wait')
+        throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', {
+          name: holder.resourceName,
+          kind: 'scaling policy (signal it with POST /v1/signal)',
+        });
+      return services.scalingPolicies.signal(holder.policyId, body);
     default:
       throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', { name: holder.resourceName, kind: holder.kind });
   }

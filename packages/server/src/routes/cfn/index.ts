@@ -47,8 +47,20 @@ function pathArn(request: FastifyRequest): NonNullable<ReturnType<typeof parseAr
 /** The DescribeStackResource detail of the resource a credential holds. */
 async function describe(services: Services, holder: Holder, request: FastifyRequest): Promise<StackResourceDetail> {
   const metadata = await resourceMetadata(services, holder, request.log);
-  const types = { server: 'OS::Nova::Server', deployment: 'OS::Heat::SoftwareDeployment', wait_condition: 'OS::Heat::WaitConditionHandle' };
-  const physical = holder.kind === 'server' ? holder.serverId : holder.kind === 'deployment' ? holder.deploymentId : holder.waitConditionId;
+  const types = {
+    server: 'OS::Nova::Server',
+    deployment: 'OS::Heat::SoftwareDeployment',
+    wait_condition: 'OS::Heat::WaitConditionHandle',
+    scaling_policy: 'OS::Heat::ScalingPolicy',
+  };
+  const physical =
+    holder.kind === 'server'
+      ? holder.serverId
+      : holder.kind === 'deployment'
+        ? holder.deploymentId
+        : holder.kind === 'scaling_policy'
+          ? holder.policyId
+          : holder.waitConditionId;
   return {
     StackId: stackArn(holder.projectId, holder.stackName, holder.stackId),
     StackName: holder.stackName,

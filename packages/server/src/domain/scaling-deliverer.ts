@@ -1,0 +1,184 @@
+import got from 'got';
+import type { ActuatorWebhook } from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { ActuatorDeliveryRow } from '../store/schema-scaling.ts';
+import type { Feed } from '../feed/feed.ts';
+import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
+import { actuatorHeaders, openSecret, retryDelayMs } from './scaling-webhook.ts';
+import { scalingTopics } from './scaling-adjust.ts';
+
+/** Options of the actuator deliverer. */
+export interface DelivererOptions {
+  /** How often due deliveries are looked for, besides the feed's wake-ups (default 250 ms). */
+  pollMs?: number;
+  /** Timeout of one POST (default 10 s). */
+  timeoutMs?: number;
+  /** Longest wait between retries (default 30 s). */
+  maxRetryDelayMs?: number;
+}
+
+/**
+ * Delivers the actuator outbox: per group, the lowest pending sequence is POSTed (signed) until a
+ * 2xx, with backoff; the next one waits behind it, so a receiver that was down gets every change,
+ * in order, once it is back. New members' credentials are derived at send time, never stored.
+ */
+export class ActuatorDeliverer {
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private readonly pollMs: number;
+  private readonly timeoutMs: number;
+  private readonly maxRetryDelayMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly feed: Feed,
+    private readonly transport: TransportContext,
+    private readonly logError: (error: unknown) => void,
+    options: DelivererOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 250;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+  }
+
+  /** Starts delivering: on every outbox change and every `pollMs`. */
+  start(): void {
+    this.timer ??= setInterval(() => this.kick(), this.pollMs).unref();
+    this.unsubscribe ??= this.feed.subscribe(scalingTopics.outbox, () => this.kick());
+  }
+
+  /** Stops and waits for the round in flight. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.running;
+  }
+
+  /** Runs a round now (or right after the one in flight). */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.deliverDue()
+      .then(() => undefined, this.logError)
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** One round: the head of each group's queue, if due, is attempted once; groups go in parallel. Returns attempts made. */
+  async deliverDue(): Promise<number> {
+    const pending = await this.store.reader
+      .selectFrom('actuator_deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('group_id')
+      .orderBy('sequence')
+      .execute();
+    const heads = new Map<string, ActuatorDeliveryRow>();
+    for (const row of pending) if (!heads.has(row.group_id)) heads.set(row.group_id, row);
+    const nowIso = new Date().toISOString();
+    const due = [...heads.values()].filter((row) => row.next_attempt_at <= nowIso);
+    const delivered = await Promise.all(due.map((row) => this.attempt(row)));
+    if (delivered.some(Boolean)) this.again = true;
+    return due.length;
+  }
+
+  /** POSTs one delivery; true on a 2xx. */
+  private async attempt(row: ActuatorDeliveryRow): Promise<boolean> {
+    const group = await this.store.reader
+      .selectFrom('scaling_groups')
+      .select(['id', 'project_id', 'name', 'actuator_url', 'actuator_secret_sealed'])
+      .where('id', '=', row.group_id)
+      .executeTakeFirst();
+    if (!group) return false;
+    let error: string | null = null;
+    try {
+      const body = JSON.stringify(await this.render(JSON.parse(row.payload) as ActuatorWebhook));
+      const secret = openSecret(this.transport.secrets.tokenKey(), group.actuator_secret_sealed);
+      const response = await got.post(group.actuator_url, {
+        body,
+        headers: actuatorHeaders(secret, row.delivery_id, body),
+        timeout: { request: this.timeoutMs },
+        retry: { limit: 0 },
+        throwHttpErrors: false,
+        followRedirect: false,
+      });
+      if (response.statusCode < 200 || response.statusCode >= 300) error = `HTTP ${response.statusCode} from ${group.actuator_url}`;
+    } catch (caught) {
+      error = `${(caught as Error).message}`.slice(0, 500);
+    }
+    await this.store.write(async ({ trx, now, event, publish }) => {
+      const current = await trx
+        .selectFrom('actuator_deliveries')
+        .select(['status', 'attempts'])
+        .where('id', '=', row.id)
+        .executeTakeFirst();
+      if (!current || current.status !== 'pending') return;
+      const attempts = current.attempts + 1;
+      const base = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
+      const data = JSON.stringify({ group: group.name, delivery_id: row.delivery_id, sequence: row.sequence, attempts });
+      if (error === null) {
+        await trx
+          .updateTable('actuator_deliveries')
+          .set({ status: 'delivered', attempts, delivered_at: now, last_error: null })
+          .where('id', '=', row.id)
+          .execute();
+        event({ ...base, type: 'scaling_group.delivered', message: `Change ${row.sequence} delivered to the actuator`, data });
+      } else {
+        const next = new Date(Date.parse(now) + retryDelayMs(attempts, this.maxRetryDelayMs)).toISOString();
+        await trx
+          .updateTable('actuator_deliveries')
+          .set({ attempts, next_attempt_at: next, last_error: error })
+          .where('id', '=', row.id)
+          .execute();
+        // One event when a delivery starts failing, not one per retry.
+        if (attempts === 1)
+          event({
+            ...base,
+            type: 'scaling_group.delivery_failed',
+            message: `Change ${row.sequence} not delivered (retrying): ${error}`,
+            data,
+          });
+      }
+      publish(scalingTopics.group(group.id));
+    });
+    return error === null;
+  }
+
+  /** Fills in each new member's credential and collector config from its server record (null once the server is gone). */
+  private async render(payload: ActuatorWebhook): Promise<ActuatorWebhook> {
+    if (payload.new_members.length === 0) return payload;
+    const ids = payload.new_members.map((m) => m.server_id);
+    const rows = await this.store.reader.selectFrom('servers').selectAll().where('id', 'in', ids).execute();
+    return {
+      ...payload,
+      new_members: payload.new_members.map((member) => {
+        const row = rows.find((r) => r.id === member.server_id);
+        if (!row) return member;
+        const secret = this.transport.secrets.agentSecret(row.access_key_id);
+        const config = collectorConfig(this.transport, row);
+        return {
+          ...member,
+          credential: {
+            access_key_id: row.access_key_id,
+            secret_access_key: secret,
+            token: `${row.access_key_id}:${secret}`,
+            metadata_url: `${this.transport.publicUrl}/v1/guest/metadata`,
+          },
+          os_collect_config: config,
+          os_collect_config_conf: collectorConfText(config),
+        };
+      }),
+    };
+  }
+}

@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import {
+  heatTime,
+  type ScalingGroup,
+  type ScalingGroupCreate,
+  type ScalingGroupCreated,
+  type ScalingGroupUpdate,
+  type ScalingMember,
+  type ScalingMembersChange,
+} from '@hearth/protocol';
+import type { Transaction } from 'kysely';
+import type { Store } from '../store/store.ts';
+import type { Database, StackRow } from '../store/schema.ts';
+import type { ScalingGroupRow } from '../store/schema-scaling.ts';
+import { newRandomToken, type SecretDeriver } from '../auth/secrets.ts';
+import { HearthError } from './errors.ts';
+import type { StackService } from './stacks.ts';
+import { boundsProblem } from './scaling-capacity.ts';
+import { actuatorUrlProblem, sealSecret } from './scaling-webhook.ts';
+import { bootstrapOf, groupEvent, scalingTopics, type AdjustResult, type ScalingAdjuster } from './scaling-adjust.ts';
+
+/** Throws ERR_RESOURCE_EXISTS when a scaling group or policy already holds the name in the stack (the rest is StackService's). */
+export async function assertScalingNameFree(
+  trx: Transaction<Database>,
+  stacks: StackService,
+  stack: StackRow,
+  name: string,
+): Promise<void> {
+  await stacks.assertNameFree(trx, stack, name);
+  const taken =
+    (await trx.selectFrom('scaling_groups').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst()) ??
+    (await trx.selectFrom('scaling_policies').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst());
+  if (taken) throw new HearthError('ERR_RESOURCE_EXISTS', { stack: stack.name, name });
+}
+
+/** Scaling groups: bounds, desired capacity, members and the actuator that learns of every change. */
+export class ScalingGroupService {
+  constructor(
+    private readonly store: Store,
+    private readonly stacks: StackService,
+    private readonly secrets: SecretDeriver,
+    private readonly adjuster: ScalingAdjuster,
+  ) {}
+
+  /** Creates a group; its initial capacity (desired, else min) goes to the actuator as the first change. */
+  async create(projectId: string, stackRef: string, body: ScalingGroupCreate): Promise<ScalingGroupCreated> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const problem = boundsProblem(body.min_size, body.max_size, body.desired_capacity) ?? actuatorUrlProblem(body.actuator.url);
+    if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
+    const generated = body.actuator.secret === undefined ? newRandomToken() : null;
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      await assertScalingNameFree(trx, this.stacks, stack, body.name);
+      const values: ScalingGroupRow = {
+        id: randomUUID(),
+        project_id: projectId,
+        stack_id: stack.id,
+        name: body.name,
+        min_size: body.min_size,
+        max_size: body.max_size,
+        desired_capacity: 0,
+        cooldown_s: body.cooldown ?? 0,
+        cooldown_end_at: null,
+        cooldown_reason: null,
+        scaling_lease_id: null,
+        scaling_lease_until: null,
+        last_activity_at: null,
+        last_activity_reason: null,
+        actuator_url: body.actuator.url,
+        actuator_secret_sealed: sealSecret(this.secrets.tokenKey(), body.actuator.secret ?? generated!),
+        member_bootstrap: body.member_bootstrap ? JSON.stringify(body.member_bootstrap) : null,
+        next_sequence: 1,
+        created_at: now,
+        updated_at: null,
+      };
+      await trx.insertInto('scaling_groups').values(values).execute();
+      event(groupEvent(values, 'scaling_group.created', `Scaling group ${values.name} created: [${values.min_size}, ${values.max_size}]`));
+      publish(scalingTopics.group(values.id));
+      return values;
+    });
+    const initial = body.desired_capacity ?? body.min_size;
+    if (initial > 0) await this.operatorChange(row.id, () => initial, 'initial capacity');
+    return { scaling_group: await this.show(projectId, stackRef, body.name), actuator_secret: generated };
+  }
+
+  /** A stack's groups by name. */
+  async list(projectId: string, stackRef: string): Promise<ScalingGroup[]> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const rows = await this.store.reader
+      .selectFrom('scaling_groups')
+      .selectAll()
+      .where('stack_id', '=', stack.id)
+      .orderBy('name')
+      .execute();
+    return Promise.all(rows.map((row) => this.toApi(row, stack)));
+  }
+
+  /** One group with its members and outbox. */
+  async show(projectId: string, stackRef: string, name: string): Promise<ScalingGroup> {
+    const { row, stack } = await this.find(projectId, stackRef, name);
+    return this.toApi(row, stack);
+  }
+
+  /** The group row and its stack by name, or ERR_SCALING_GROUP_NOT_FOUND. */
+  async find(projectId: string, stackRef: string, name: string): Promise<{ row: ScalingGroupRow; stack: StackRow }> {
+    const stack = await this.stacks.resolve(projectId, stackRef);
+    const row = await this.store.reader
+      .selectFrom('scaling_groups')
+      .selectAll()
+      .where('stack_id', '=', stack.id)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name, stack: stack.name });
+    return { row, stack };
+  }
+
+  /**
+   * New bounds or cooldown; the desired capacity becomes `desired_capacity` if given, else stays,
+   * clamped to the new bounds (Heat's update rule, regardless of cooldown). A change is delivered.
+   */
+  async update(projectId: string, stackRef: string, name: string, body: ScalingGroupUpdate): Promise<ScalingGroup> {
+    const { row } = await this.find(projectId, stackRef, name);
+    const minSize = body.min_size ?? row.min_size;
+    const maxSize = body.max_size ?? row.max_size;
+    const problem = boundsProblem(minSize, maxSize, body.desired_capacity);
+    if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
+    await this.store.write(async ({ trx, now, event, publish }) => {
+      await trx
+        .updateTable('scaling_groups')
+        .set({ min_size: minSize, max_size: maxSize, cooldown_s: body.cooldown ?? row.cooldown_s, updated_at: now })
+        .where('id', '=', row.id)
+        .execute();
+      event(groupEvent(row, 'scaling_group.updated', `Scaling group ${row.name} bounds now [${minSize}, ${maxSize}]`));
+      publish(scalingTopics.group(row.id));
+    });
+    await this.operatorChange(row.id, (g) => clamp(body.desired_capacity ?? g.desired_capacity, g), 'group updated');
+    return this.show(projectId, stackRef, name);
+  }
+
+  /** Deletes a group with its members list and pending deliveries; refuses while policies point at it. */
+  async delete(projectId: string, stackRef: string, name: string): Promise<void> {
+    const { row } = await this.find(projectId, stackRef, name);
+    await this.store.write(async ({ trx, event, publish }) => {
+      const policies = await trx.selectFrom('scaling_policies').select('id').where('group_id', '=', row.id).execute();
+      if (policies.length > 0) throw new HearthError('ERR_SCALING_GROUP_HAS_POLICIES', { name, count: policies.length });
+      await trx.deleteFrom('actuator_deliveries').where('group_id', '=', row.id).execute();
+      await trx.deleteFrom('scaling_members').where('group_id', '=', row.id).execute();
+      await trx.deleteFrom('scaling_groups').where('id', '=', row.id).execute();
+      event(groupEvent(row, 'scaling_group.deleted', `Scaling group ${row.name} deleted; undelivered changes dropped`));
+      publish(scalingTopics.group(row.id));
+    });
+  }
+
+  /** Adds and removes members (server ids of this project), as the provisioner reports them. */
+  async changeMembers(projectId: string, stackRef: string, name: string, body: ScalingMembersChange): Promise<ScalingGroup> {
+    const { row } = await this.find(projectId, stackRef, name);
+    const add = [...new Set(body.add ?? [])];
+    const remove = [...new Set(body.remove ?? [])];
+    await this.store.write(async ({ trx, now, event, publish }) => {
+      const known =
+        add.length === 0
+          ? []
+          : await trx.selectFrom('servers').select('id').where('project_id', '=', projectId).where('id', 'in', add).execute();
+      const missing = add.find((id) => !known.some((s) => s.id === id));
+      if (missing !== undefined) throw new HearthError('ERR_SERVER_NOT_FOUND', { id: missing });
+      for (const serverId of add)
+        await trx
+          .insertInto('scaling_members')
+          .values({ group_id: row.id, server_id: serverId, bootstrap: 0, added_at: now })
+          .onConflict((oc) => oc.columns(['group_id', 'server_id']).doNothing())
+          .execute();
+      if (remove.length > 0)
+        await trx.deleteFrom('scaling_members').where('group_id', '=', row.id).where('server_id', 'in', remove).execute();
+      event(groupEvent(row, 'scaling_group.members_changed', `Members of ${row.name}: +${add.length} -${remove.length}`, { add, remove }));
+      publish(scalingTopics.group(row.id));
+    });
+    return this.show(projectId, stackRef, name);
+  }
+
+  /** The members of a group, oldest first. */
+  async members(groupId: string): Promise<ScalingMember[]> {
+    const rows = await this.store.reader
+      .selectFrom('scaling_members')
+      .selectAll()
+      .where('group_id', '=', groupId)
+      .orderBy('added_at')
+      .orderBy('server_id')
+      .execute();
+    return rows.map((m) => ({ server_id: m.server_id, bootstrap: m.bootstrap === 1, added_time: heatTime(new Date(m.added_at)) }));
+  }
+
+  private operatorChange(groupId: string, target: (group: ScalingGroupRow) => number, reason: string): Promise<AdjustResult> {
+    return this.adjuster.adjust(groupId, { target, cooldown: null, cooldownReason: reason, reason });
+  }
+
+  private async toApi(row: ScalingGroupRow, stack: StackRow): Promise<ScalingGroup> {
+    const members = await this.members(row.id);
+    const deliveries = await this.store.reader
+      .selectFrom('actuator_deliveries')
+      .select(['status', 'attempts', 'last_error', 'next_attempt_at'])
+      .where('group_id', '=', row.id)
+      .orderBy('sequence')
+      .execute();
+    const pending = deliveries.filter((d) => d.status === 'pending');
+    const failing = pending.filter((d) => d.attempts > 0);
+    const nowIso = new Date().toISOString();
+    const time = (iso: string | null) => (iso === null ? null : heatTime(new Date(iso)));
+    return {
+      id: row.id,
+      name: row.name,
+      stack_id: stack.id,
+      stack_name: stack.name,
+      min_size: row.min_size,
+      max_size: row.max_size,
+      desired_capacity: row.desired_capacity,
+      current_size: members.length,
+      members,
+      cooldown: row.cooldown_s,
+      cooldown_end: row.cooldown_end_at !== null && row.cooldown_end_at > nowIso ? time(row.cooldown_end_at) : null,
+      cooldown_reason: row.cooldown_end_at !== null && row.cooldown_end_at > nowIso ? row.cooldown_reason : null,
+      scaling_in_progress: row.scaling_lease_until !== null && row.scaling_lease_until > nowIso,
+      last_activity:
+        row.last_activity_at === null ? null : { time: heatTime(new Date(row.last_activity_at)), reason: row.last_activity_reason ?? '' },
+      actuator: { url: row.actuator_url },
+      member_bootstrap: bootstrapOf(row),
+      deliveries: {
+        pending: pending.length,
+        failed: failing.length,
+        delivered: deliveries.length - pending.length,
+        last_error: failing[0]?.last_error ?? null,
+        next_attempt: time(pending[0]?.next_attempt_at ?? null),
+      },
+      creation_time: heatTime(new Date(row.created_at)),
+      updated_time: time(row.updated_at),
+    };
+  }
+}
+
+function clamp(value: number, group: ScalingGroupRow): number {
+  return Math.min(Math.max(value, group.min_size), group.max_size);
+}
