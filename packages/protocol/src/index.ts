@@ -8,5 +8,6 @@ export * from './event.ts';
 export * from './server.ts';
 export * from './stack.ts';
 export * from './wait-condition.ts';
+export * from './metrics.ts';
 export * from './scaling.ts';
 export * from './signing.ts';

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services } from './services.ts';
+import type { AlarmSettings } from './domain/alarm-evaluator.ts';
 import { installErrorHandlers } from './app-errors.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
@@ -12,6 +13,7 @@ import { keystoneRoutes } from './routes/compat/keystone.ts';
 import { swiftRoutes } from './routes/compat/swift.ts';
 import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
+import { guestMetricRoutes } from './routes/guest/metrics.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 
 /** Options of one hearth-server app. */
@@ -28,6 +30,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** pino options (level, stream); unset logs nothing. Query-string secrets are always redacted. */
   logger?: { level: string; stream?: NodeJS.WritableStream };
+  /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
+  alarms?: AlarmSettings;
 }
 
 declare module 'fastify' {
@@ -61,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     adminToken: options.adminToken,
     secretKey: options.secretKey,
     publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
+    alarms: options.alarms,
     logError: (error) => app.log.error({ err: error }, 'background task failed'),
   });
   app.decorate('services', services);
@@ -97,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(opsRoutes, { services, isClosing: () => closing });
   await app.register(guestRoutes, { services, prefix: '/v1/guest' });
+  await app.register(guestMetricRoutes, { services, prefix: '/v1/guest' });
   await app.register(nativeRoutes, { services, prefix: '/v1/:project_id' });
   // Heat-compatible surfaces for unmodified in-guest tools (reference/server.md §1, §2, §4).
   await app.register(heatCompatRoutes, { services, prefix: '/v1/:project_id' });

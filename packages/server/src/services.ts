@@ -15,6 +15,9 @@ import { StackService } from './domain/stacks.ts';
 import { WaitConditionService } from './domain/wait-conditions.ts';
 import { deploymentSignalInputs, type TransportContext } from './domain/transports.ts';
 import { GuestCredentials } from './auth/guest-credentials.ts';
+import { createAlarmServices, type AlarmEvaluator, type AlarmSettings } from './domain/alarm-evaluator.ts';
+import type { MetricService } from './domain/metrics.ts';
+import type { AlarmService } from './domain/alarms.ts';
 import { ScalingAdjuster } from './domain/scaling-adjust.ts';
 import { ScalingGroupService } from './domain/scaling-groups.ts';
 import { ScalingPolicyService } from './domain/scaling-policies.ts';
@@ -30,6 +33,8 @@ export interface ServicesOptions {
   publicUrl: string;
   /** Where unexpected background errors go. */
   logError: (error: unknown) => void;
+  /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
+  alarms?: AlarmSettings;
 }
 
 /** Every service of one hearth-server, wired together. */
@@ -47,6 +52,9 @@ export interface Services {
   stacks: StackService;
   waitConditions: WaitConditionService;
   guestCredentials: GuestCredentials;
+  metricSamples: MetricService;
+  alarms: AlarmService;
+  alarmEvaluator: AlarmEvaluator;
   scalingGroups: ScalingGroupService;
   scalingPolicies: ScalingPolicyService;
   actuatorDeliverer: ActuatorDeliverer;
@@ -75,6 +83,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
   const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);
   const guestCredentials = new GuestCredentials(store, servers, secrets);
+  const { metricSamples, alarms, alarmEvaluator } = createAlarmServices(store, options.alarms ?? {}, options.logError);
   const scalingAdjuster = new ScalingAdjuster(store, servers, options.logError);
   const scalingGroups = new ScalingGroupService(store, stacks, secrets, scalingAdjuster);
   const scalingPolicies = new ScalingPolicyService(store, stacks, scalingGroups, scalingAdjuster, transport);
@@ -87,6 +96,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   });
   deadlines.start();
   waitConditions.start();
+  alarmEvaluator.start();
   actuatorDeliverer.start();
   return {
     store,
@@ -102,6 +112,9 @@ export async function createServices(options: ServicesOptions): Promise<Services
     stacks,
     waitConditions,
     guestCredentials,
+    metricSamples,
+    alarms,
+    alarmEvaluator,
     scalingGroups,
     scalingPolicies,
     actuatorDeliverer,
@@ -111,6 +124,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     async close() {
       await deadlines.stop();
       await waitConditions.stop();
+      await alarmEvaluator.stop();
       await actuatorDeliverer.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();

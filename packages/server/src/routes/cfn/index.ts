@@ -7,6 +7,7 @@ import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
 import { resourceMetadata, resourceSignal } from '../resource-actions.ts';
+import { FormBody, putMetricData } from '../guest/metrics.ts';
 import { cfnErrorBody, describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
 
 type Format = 'xml' | 'json';
@@ -148,9 +149,11 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
 
   const action = async (request: FastifyRequest, reply: FastifyReply) => {
     const params = queryParams(request);
+    const formAction = request.body instanceof FormBody ? request.body.params.Action : undefined;
+    if ((params.Action ?? formAction) === 'PutMetricData') return putMetricData(services, request, reply, params);
     if (params.Action !== 'DescribeStackResource') {
       throw new HearthError('ERR_REQUEST_INVALID', {
-        reason: `Action ${params.Action ?? '(none)'} is not served here; guests use DescribeStackResource`,
+        reason: `Action ${params.Action ?? formAction ?? '(none)'} is not served here; guests use DescribeStackResource and PutMetricData`,
       });
     }
     const stackName = params.StackName;
@@ -166,5 +169,11 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     return send(reply, format, 200, format === 'json' ? describeStackResourceJson(detail) : describeStackResourceXml(detail));
   };
   app.get('/', action);
-  app.post('/', { bodyLimit: BODY_LIMITS.small }, action);
+  // boto's query API (cfn-push-stats' PutMetricData) posts a form: read as one on this route only.
+  await app.register(async (forms) => {
+    forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, FormBody.parse(body.toString())),
+    );
+    forms.post('/', { bodyLimit: BODY_LIMITS.small * 4 }, action);
+  });
 };

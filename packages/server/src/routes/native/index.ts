@@ -6,6 +6,7 @@ import { configRoutes } from './configs.ts';
 import { deploymentRoutes } from './deployments.ts';
 import { eventRoutes } from './events.ts';
 import { stackRoutes } from './stacks.ts';
+import { alarmRoutes } from './alarms.ts';
 import { scalingRoutes } from './scaling.ts';
 
 /** The native API under /v1/{project_id}. */
@@ -16,5 +17,6 @@ export const nativeRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   await app.register(deploymentRoutes, { services });
   await app.register(eventRoutes, { services });
   await app.register(stackRoutes, { services });
+  await app.register(alarmRoutes, { services });
   await app.register(scalingRoutes, { services });
 };

@@ -1,0 +1,193 @@
+import { isIP } from 'node:net';
+import got from 'got';
+import { aodhState, type AlarmNotification, type AlarmState } from '@hearth/protocol';
+import type { Transaction } from 'kysely';
+import type { Store } from '../store/store.ts';
+import type { Database } from '../store/schema.ts';
+import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
+import type { Decision } from './alarm-rules.ts';
+
+/** How action deliveries are retried. */
+export interface DeliveryOptions {
+  /** Timeout of one POST; default 5000 ms. */
+  timeoutMs: number;
+  /** First retry delay, doubled each attempt; default 1000 ms. */
+  backoffMs: number;
+  /** Longest retry delay; default 300 000 ms. */
+  maxBackoffMs: number;
+  /** A delivery not done after this long is marked failed; default one day. */
+  giveUpAfterMs: number;
+}
+
+/** Delivery defaults, in one place. */
+export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = Object.freeze({
+  timeoutMs: 5000,
+  backoffMs: 1000,
+  maxBackoffMs: 300_000,
+  giveUpAfterMs: 86_400_000,
+});
+
+/** POSTs a JSON body; resolves with the HTTP status (or throws on a network error). */
+export type ActionPoster = (url: string, body: string, timeoutMs: number) => Promise<number>;
+
+const postWithGot: ActionPoster = async (url, body, timeoutMs) => {
+  const response = await got.post(url, {
+    body,
+    headers: { 'content-type': 'application/json', 'user-agent': 'hearth-alarm-evaluator' },
+    timeout: { request: timeoutMs },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: false,
+  });
+  return response.statusCode;
+};
+
+/**
+ * Why hearth will not POST to a URL, or null if it will: http(s) only, and never a link-local
+ * address (169.254.0.0/16 holds cloud metadata services, fe80::/10 likewise).
+ */
+export function actionUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'not a URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `scheme ${parsed.protocol} is not http or https`;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if ((isIP(host) === 4 && host.startsWith('169.254.')) || (isIP(host) === 6 && /^fe[89ab]/.test(host))) {
+    return 'link-local addresses (cloud metadata services) are never called';
+  }
+  return null;
+}
+
+/** The Aodh-shaped body of a state change (so a scaling policy's alarm_url takes it as it takes Aodh's). */
+export function notificationOf(alarm: AlarmRow, previous: AlarmState, current: AlarmState, decision: Decision): AlarmNotification {
+  const present = decision.datapoints.filter((d) => d.value !== null);
+  return {
+    alarm_name: alarm.name,
+    alarm_id: alarm.id,
+    severity: 'low',
+    previous: aodhState(previous),
+    current: aodhState(current),
+    reason: decision.reason,
+    reason_data: {
+      type: 'threshold',
+      disposition: current === 'ALARM' ? 'outside' : current === 'OK' ? 'inside' : 'unknown',
+      count: present.length,
+      most_recent: present.at(-1)?.value ?? null,
+      statistic: alarm.statistic,
+      comparison_operator: alarm.comparison_operator,
+      threshold: Number(alarm.threshold),
+      period: alarm.period_s,
+      evaluation_periods: alarm.evaluation_periods,
+    },
+  };
+}
+
+/** The action URLs of an alarm for a state. */
+export function actionsFor(alarm: AlarmRow, state: AlarmState): string[] {
+  const column = state === 'ALARM' ? alarm.alarm_actions : state === 'OK' ? alarm.ok_actions : alarm.insufficient_data_actions;
+  return JSON.parse(column) as string[];
+}
+
+/** Queues one delivery per action URL, in the transaction of the state change (the outbox). */
+export async function enqueueDeliveries(trx: Transaction<Database>, now: string, alarmId: string, urls: string[], body: string) {
+  if (urls.length === 0) return;
+  await trx
+    .insertInto('alarm_deliveries')
+    .values(
+      urls.map((url) => ({
+        alarm_id: alarmId,
+        url,
+        body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_error: null,
+        created_at: now,
+        delivered_at: null,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Delivers queued alarm actions: each POSTed until it gets a 2xx, retried with exponential
+ * backoff, in order per (alarm, URL): a later change waits behind an earlier one that is still
+ * failing, so a receiver that was down sees every change, in order, once it is back.
+ */
+export class AlarmActionDeliverer {
+  private readonly options: DeliveryOptions;
+
+  constructor(
+    private readonly store: Store,
+    options: Partial<DeliveryOptions> = {},
+    private readonly post: ActionPoster = postWithGot,
+  ) {
+    this.options = Object.freeze({ ...DEFAULT_DELIVERY_OPTIONS, ...options });
+  }
+
+  /** Attempts every delivery that is due; returns how many succeeded. Call from the lease holder only. */
+  async deliverDue(now = new Date()): Promise<number> {
+    const rows = await this.store.reader
+      .selectFrom('alarm_deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('id')
+      .limit(500)
+      .execute();
+    const blocked = new Set<string>();
+    let delivered = 0;
+    for (const row of rows) {
+      const key = `${row.alarm_id} ${row.url}`;
+      if (blocked.has(key)) continue;
+      if (row.next_attempt_at > now.toISOString()) {
+        blocked.add(key);
+        continue;
+      }
+      const outcome = await this.attempt(row.url, row.body);
+      const attempts = row.attempts + 1;
+      if (outcome === null) {
+        await this.store.write(async ({ trx, now: at }) => {
+          await trx
+            .updateTable('alarm_deliveries')
+            .set({ status: 'delivered', attempts, delivered_at: at, last_error: null })
+            .where('id', '=', row.id)
+            .execute();
+        });
+        delivered++;
+        continue;
+      }
+      blocked.add(key);
+      const giveUp = now.getTime() - Date.parse(row.created_at) >= this.options.giveUpAfterMs;
+      const delay = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** (attempts - 1));
+      await this.store.write(async ({ trx }) => {
+        await trx
+          .updateTable('alarm_deliveries')
+          .set({
+            status: giveUp ? 'failed' : 'pending',
+            attempts,
+            last_error: outcome,
+            next_attempt_at: new Date(now.getTime() + delay).toISOString(),
+          })
+          .where('id', '=', row.id)
+          .execute();
+      });
+      if (giveUp) blocked.delete(key);
+    }
+    return delivered;
+  }
+
+  /** One POST: null on a 2xx, else what went wrong. */
+  private async attempt(url: string, body: string): Promise<string | null> {
+    const problem = actionUrlProblem(url);
+    if (problem) return problem;
+    try {
+      const status = await this.post(url, body, this.options.timeoutMs);
+      return status >= 200 && status < 300 ? null : `HTTP ${status} from ${url}`;
+    } catch (error) {
+      return `${(error as Error).message} (${url})`;
+    }
+  }
+}

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import cron, { type ScheduledTask } from 'node-cron';
+import type { AlarmState, ComparisonOperator, MetricDimensions, MetricStatistic } from '@hearth/protocol';
+import type { Store } from '../store/store.ts';
+import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
+import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
+import { decide, windowStartMs, type AlarmRule, type Decision } from './alarm-rules.ts';
+import { DEFAULT_METRIC_RETENTION, MetricService, type MetricRetention } from './metrics.ts';
+import { AlarmService, alarmEvent } from './alarms.ts';
+import { AlarmActionDeliverer, actionsFor, enqueueDeliveries, notificationOf, type DeliveryOptions } from './alarm-actions.ts';
+
+/** When and how the evaluator runs. */
+export interface EvaluatorOptions {
+  /** node-cron expression (six fields = with seconds); default every 10 s: `*\/10 * * * * *`. */
+  schedule: string;
+  /** How long a lease lasts without renewal; default 30 s (at least a few runs, so one slow run does not lose it). */
+  leaseSeconds: number;
+  /** This process's id in the lease row; default `<hostname>:<pid>:<random>`. */
+  holderId: string;
+}
+
+/** Evaluator defaults, in one place. */
+export function defaultEvaluatorOptions(): EvaluatorOptions {
+  return { schedule: '*/10 * * * * *', leaseSeconds: 30, holderId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` };
+}
+
+/** What one run did. */
+export interface EvaluationRun {
+  /** False when another process holds the lease (this one did nothing). */
+  leader: boolean;
+  evaluated: number;
+  changed: number;
+  pruned: number;
+  delivered: number;
+}
+
+/** The rule of a stored alarm. */
+export function ruleOf(row: AlarmRow): AlarmRule {
+  return {
+    statistic: row.statistic as MetricStatistic,
+    comparisonOperator: row.comparison_operator as ComparisonOperator,
+    threshold: Number(row.threshold),
+    periodSeconds: row.period_s,
+    evaluationPeriods: row.evaluation_periods,
+  };
+}
+
+/**
+ * Evaluates every enabled alarm on a node-cron schedule, prunes samples and delivers actions.
+ * Exactly one process does so even when several hearth-servers share a database: each run first
+ * takes or renews the lease row with one conditional UPDATE (`holder = me OR expires_at < now`),
+ * and the run's writes go in a transaction that renews it again with `holder = me AND expires_at >=
+ * now` (a fence: a process that stalled past its lease writes nothing). On PostgreSQL the UPDATE
+ * locks the row; a concurrent UPDATE waits for that transaction, then re-checks its WHERE against
+ * the committed row (READ COMMITTED's re-evaluation) and matches nothing, so two processes can
+ * never both see "taken" for the same term. SQLite has one writer at a time, which gives the same.
+ */
+export class AlarmEvaluator {
+  private task: ScheduledTask | undefined;
+  private running: Promise<EvaluationRun> | undefined;
+  private readonly options: EvaluatorOptions;
+
+  constructor(
+    private readonly store: Store,
+    private readonly metrics: MetricService,
+    private readonly deliverer: AlarmActionDeliverer,
+    private readonly logError: (error: unknown) => void,
+    options: Partial<EvaluatorOptions> = {},
+  ) {
+    this.options = Object.freeze({ ...defaultEvaluatorOptions(), ...options });
+    if (!cron.validate(this.options.schedule))
+      throw new Error(`alarm evaluation schedule ${this.options.schedule} is not a cron expression`);
+  }
+
+  /** This process's lease holder id. */
+  get holderId(): string {
+    return this.options.holderId;
+  }
+
+  /** Starts the schedule. */
+  start(): void {
+    this.task ??= cron.schedule(this.options.schedule, () => this.runOnce().catch(this.logError), {
+      name: `hearth-alarm-evaluator-${this.options.holderId}`,
+      noOverlap: true,
+      suppressMissedWarning: true,
+    });
+  }
+
+  /** Stops the schedule, waits for a run in progress and hands the lease back so another process takes over at once. */
+  async stop(): Promise<void> {
+    if (this.task) {
+      await this.task.destroy();
+      this.task = undefined;
+    }
+    await this.running?.catch(() => undefined);
+    await this.store
+      .write(async ({ trx, now }) => {
+        await trx
+          .updateTable('alarm_leases')
+          .set({ expires_at: now })
+          .where('name', '=', ALARM_EVALUATOR_LEASE)
+          .where('holder', '=', this.options.holderId)
+          .execute();
+      })
+      .catch(this.logError);
+  }
+
+  /** One run (the schedule calls this; tests too). Concurrent calls share the run in progress. */
+  runOnce(now?: Date): Promise<EvaluationRun> {
+    this.running ??= this.run(now).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Takes the lease if it is free or expired, or renews it if held; true when this process holds it. */
+  async acquire(): Promise<boolean> {
+    return this.store.write(async ({ trx, now }) => {
+      const result = await trx
+        .updateTable('alarm_leases')
+        .set((eb) => ({
+          holder: this.options.holderId,
+          expires_at: this.leaseEnd(now),
+          acquired_at: eb.case().when('holder', '=', this.options.holderId).then(eb.ref('acquired_at')).else(now).end(),
+        }))
+        .where('name', '=', ALARM_EVALUATOR_LEASE)
+        .where((eb) => eb.or([eb('holder', '=', this.options.holderId), eb('expires_at', '<', now)]))
+        .executeTakeFirst();
+      return result.numUpdatedRows === 1n;
+    });
+  }
+
+  private leaseEnd(nowIso: string): string {
+    return new Date(Date.parse(nowIso) + this.options.leaseSeconds * 1000).toISOString();
+  }
+
+  private async run(at?: Date): Promise<EvaluationRun> {
+    const idle = { leader: false, evaluated: 0, changed: 0, pruned: 0, delivered: 0 };
+    if (!(await this.acquire())) return idle;
+    const nowMs = (at ?? new Date()).getTime();
+    const alarms = await this.store.reader.selectFrom('alarms').selectAll().where('enabled', '=', 1).orderBy('id').execute();
+    const decisions: Array<{ alarm: AlarmRow; decision: Decision }> = [];
+    for (const alarm of alarms) {
+      const rule = ruleOf(alarm);
+      const since = new Date(windowStartMs(rule, nowMs)).toISOString();
+      const values = await this.metrics.valuesFor(
+        alarm.project_id,
+        alarm.namespace,
+        alarm.metric_name,
+        JSON.parse(alarm.dimensions) as MetricDimensions,
+        since,
+      );
+      decisions.push({ alarm, decision: decide(values, rule, nowMs) });
+    }
+    const written = await this.store.write(async ({ trx, now, event }) => {
+      const fenced = await trx
+        .updateTable('alarm_leases')
+        .set({ expires_at: this.leaseEnd(now) })
+        .where('name', '=', ALARM_EVALUATOR_LEASE)
+        .where('holder', '=', this.options.holderId)
+        .where('expires_at', '>=', now)
+        .executeTakeFirst();
+      if (fenced.numUpdatedRows !== 1n) return null;
+      let changed = 0;
+      for (const { alarm, decision } of decisions) {
+        const next = decision.state;
+        if (next === null || next === alarm.state) {
+          await trx.updateTable('alarms').set({ last_evaluated_at: now }).where('id', '=', alarm.id).execute();
+          continue;
+        }
+        const moved = await trx
+          .updateTable('alarms')
+          .set({ state: next, state_reason: decision.reason, state_updated_at: now, last_evaluated_at: now })
+          .where('id', '=', alarm.id)
+          .where('state', '=', alarm.state)
+          .executeTakeFirst();
+        if (moved.numUpdatedRows !== 1n) continue; // deleted or changed meanwhile
+        changed++;
+        const previous = alarm.state as AlarmState;
+        const data = {
+          statistic: alarm.statistic,
+          threshold: Number(alarm.threshold),
+          comparison_operator: alarm.comparison_operator,
+          datapoints: Object.fromEntries(decision.datapoints.map((d) => [new Date(d.startMs).toISOString(), d.value])),
+        };
+        await trx
+          .insertInto('alarm_history')
+          .values({
+            alarm_id: alarm.id,
+            time: now,
+            previous_state: previous,
+            state: next,
+            reason: decision.reason,
+            data: JSON.stringify(data),
+          })
+          .execute();
+        event(alarmEvent(alarm, 'alarm.state_changed', `Alarm ${alarm.name} ${previous} -> ${next}: ${decision.reason}`, data));
+        const body = JSON.stringify(notificationOf(alarm, previous, next, decision));
+        await enqueueDeliveries(trx, now, alarm.id, actionsFor(alarm, next), body);
+      }
+      const pruned = await this.metrics.prune(trx, now);
+      return { changed, pruned };
+    });
+    if (written === null) return idle;
+    const delivered = await this.deliverer.deliverDue();
+    return { leader: true, evaluated: decisions.length, changed: written.changed, pruned: written.pruned, delivered };
+  }
+}
+
+/** Settings of metrics and alarms, each part defaulted where it is defined. */
+export interface AlarmSettings {
+  /** Schedule, lease length, holder id. */
+  evaluator?: Partial<EvaluatorOptions>;
+  /** How long samples are kept. */
+  retention?: Partial<MetricRetention>;
+  /** How action deliveries are retried. */
+  delivery?: Partial<DeliveryOptions>;
+}
+
+/** The metric, alarm and evaluator services, wired together (the evaluator is not started). */
+export function createAlarmServices(store: Store, settings: AlarmSettings, logError: (error: unknown) => void) {
+  const metricSamples = new MetricService(store, Object.freeze({ ...DEFAULT_METRIC_RETENTION, ...settings.retention }));
+  const alarms = new AlarmService(store, metricSamples.retention);
+  const deliverer = new AlarmActionDeliverer(store, settings.delivery);
+  const alarmEvaluator = new AlarmEvaluator(store, metricSamples, deliverer, logError, settings.evaluator);
+  return { metricSamples, alarms, alarmEvaluator };
+}

@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parsePutMetricData, putMetricDataXml } from './metrics-query-form.ts';
+import { isHearthError } from './errors.ts';
+
+test('PutMetricData as cfn-push-stats sends it: namespace, members, units, dimensions', () => {
+  const parsed = parsePutMetricData({
+    Action: 'PutMetricData',
+    Version: '2010-08-01',
+    Namespace: 'system/linux',
+    'MetricData.member.1.MetricName': 'MemoryUtilization',
+    'MetricData.member.1.Unit': 'Percent',
+    'MetricData.member.1.Value': '91.5',
+    'MetricData.member.1.Dimensions.member.1.Name': 'InstanceId',
+    'MetricData.member.1.Dimensions.member.1.Value': 'i-123',
+    'MetricData.member.1.Dimensions.member.2.Name': 'AlarmName',
+    'MetricData.member.1.Dimensions.member.2.Value': 'web-mem',
+    'MetricData.member.2.MetricName': 'Heartbeat',
+    'MetricData.member.2.Value': '1',
+    'MetricData.member.2.Timestamp': '2026-01-01T00:00:00Z',
+  });
+  assert.equal(parsed.namespace, 'system/linux');
+  assert.deepEqual(parsed.samples, [
+    {
+      metric_name: 'MemoryUtilization',
+      value: 91.5,
+      namespace: 'system/linux',
+      unit: 'Percent',
+      dimensions: { InstanceId: 'i-123', AlarmName: 'web-mem' },
+    },
+    { metric_name: 'Heartbeat', value: 1, namespace: 'system/linux', dimensions: {}, timestamp: '2026-01-01T00:00:00.000Z' },
+  ]);
+});
+
+test('the namespace defaults to system/linux; members are ordered by number, gaps allowed', () => {
+  const parsed = parsePutMetricData({
+    'MetricData.member.3.MetricName': 'B',
+    'MetricData.member.3.Value': '2',
+    'MetricData.member.1.MetricName': 'A',
+    'MetricData.member.1.Value': '-1e2',
+  });
+  assert.equal(parsed.namespace, 'system/linux');
+  assert.deepEqual(
+    parsed.samples.map((s) => [s.metric_name, s.value]),
+    [
+      ['A', -100],
+      ['B', 2],
+    ],
+  );
+});
+
+function reasonOf(params: Record<string, string>): string {
+  try {
+    parsePutMetricData(params);
+  } catch (error) {
+    assert.ok(isHearthError(error));
+    assert.equal(error.code, 'ERR_METRIC_INVALID');
+    return error.message;
+  }
+  assert.fail('expected ERR_METRIC_INVALID');
+}
+
+test('bad PutMetricData is refused with the offending parameter', () => {
+  assert.match(reasonOf({ Namespace: 'x' }), /no MetricData/);
+  assert.match(reasonOf({ 'MetricData.member.1.Value': '1' }), /member\.1\.MetricName is missing/);
+  assert.match(reasonOf({ 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': 'high' }), /Value "high" is not a number/);
+  assert.match(reasonOf({ 'MetricData.member.1.MetricName': 'A' }), /Value null is not a number/);
+  assert.match(
+    reasonOf({ 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': '1', 'MetricData.member.1.StatisticValues.Sum': '3' }),
+    /StatisticValues\.Sum is not supported/,
+  );
+  assert.match(
+    reasonOf({
+      'MetricData.member.1.MetricName': 'A',
+      'MetricData.member.1.Value': '1',
+      'MetricData.member.1.Dimensions.member.1.Name': 'InstanceId',
+    }),
+    /Dimensions\.member\.1 needs both Name and Value/,
+  );
+  assert.match(
+    reasonOf({ 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': '1', 'MetricData.member.1.Timestamp': 'yesterday' }),
+    /Timestamp yesterday is not an ISO 8601 time/,
+  );
+});
+
+test('the reply is CloudWatch XML with the request id', () => {
+  assert.equal(
+    putMetricDataXml('req-1<'),
+    '<PutMetricDataResponse xmlns="http://monitoring.amazonaws.com/doc/2010-08-01/"><ResponseMetadata><RequestId>req-1</RequestId></ResponseMetadata></PutMetricDataResponse>',
+  );
+});

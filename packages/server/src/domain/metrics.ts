@@ -1,0 +1,157 @@
+import {
+  DEFAULT_METRIC_NAMESPACE,
+  heatTime,
+  type MetricDimensions,
+  type MetricListQuery,
+  type MetricPut,
+  type MetricSample,
+  type MetricSampleInput,
+} from '@hearth/protocol';
+import type { Transaction } from 'kysely';
+import type { Store } from '../store/store.ts';
+import type { Database } from '../store/schema.ts';
+import type { MetricSampleRow } from '../store/schema-metrics-alarms.ts';
+import { HearthError } from './errors.ts';
+import type { TimedValue } from './alarm-rules.ts';
+
+/** How long samples are kept: whichever limit is hit first. */
+export interface MetricRetention {
+  /** Samples older than this are pruned; default 2 days. */
+  maxAgeSeconds: number;
+  /** At most this many samples are kept (the oldest go first); default 200 000. */
+  maxSamples: number;
+}
+
+/** Retention defaults, in one place. */
+export const DEFAULT_METRIC_RETENTION: MetricRetention = Object.freeze({ maxAgeSeconds: 2 * 86400, maxSamples: 200_000 });
+
+/** How far ahead of the server's clock a sample's timestamp may be. */
+const MAX_FUTURE_MS = 2 * 3600 * 1000;
+
+/** Dimensions as stored: JSON with sorted keys, so equal sets compare equal. */
+export function canonicalDimensions(dimensions: MetricDimensions | undefined): string {
+  const entries = Object.entries(dimensions ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify(Object.fromEntries(entries));
+}
+
+/** True when a sample carries every dimension the alarm names, with the same value (it may carry more). */
+export function dimensionsMatch(wanted: MetricDimensions, sample: MetricDimensions): boolean {
+  return Object.entries(wanted).every(([name, value]) => sample[name] === value);
+}
+
+/** Who sent samples: a server's agent. */
+export interface MetricSender {
+  projectId: string;
+  serverId: string;
+}
+
+/** Metric samples: stored from agents (native JSON or PutMetricData), listed, read by the evaluator, pruned. */
+export class MetricService {
+  constructor(
+    private readonly store: Store,
+    /** Retention limits (frozen). */
+    readonly retention: MetricRetention = DEFAULT_METRIC_RETENTION,
+  ) {}
+
+  /** Stores samples attributed to the sender's server; refuses the whole put if one sample is out of range. */
+  async put(sender: MetricSender, put: MetricPut): Promise<{ stored: number }> {
+    const nowMs = Date.now();
+    const rows = put.samples.map((sample, index) => this.toRow(sender, put.namespace ?? DEFAULT_METRIC_NAMESPACE, sample, index, nowMs));
+    await this.store.write(async ({ trx, now }) => {
+      await trx
+        .insertInto('metric_samples')
+        .values(rows.map((row) => ({ ...row, time: row.time ?? now })))
+        .execute();
+    });
+    return { stored: rows.length };
+  }
+
+  private toRow(sender: MetricSender, namespace: string, sample: MetricSampleInput, index: number, nowMs: number) {
+    let time: string | null = null;
+    if (sample.timestamp !== undefined) {
+      const ms = Date.parse(sample.timestamp);
+      const oldest = nowMs - this.retention.maxAgeSeconds * 1000;
+      if (ms < oldest || ms > nowMs + MAX_FUTURE_MS) {
+        throw new HearthError('ERR_METRIC_INVALID', {
+          reason: `sample ${index} has timestamp ${sample.timestamp}, outside the ${this.retention.maxAgeSeconds} s kept and at most 2 h ahead; send it without a timestamp to use the time of arrival`,
+        });
+      }
+      time = new Date(ms).toISOString();
+    }
+    return {
+      project_id: sender.projectId,
+      server_id: sender.serverId,
+      namespace: sample.namespace ?? namespace,
+      metric_name: sample.metric_name,
+      unit: sample.unit ?? null,
+      value: sample.value,
+      dimensions: canonicalDimensions(sample.dimensions),
+      time,
+    };
+  }
+
+  /** A project's samples, newest first. */
+  async list(projectId: string, query: MetricListQuery): Promise<MetricSample[]> {
+    let select = this.store.reader.selectFrom('metric_samples').selectAll().where('project_id', '=', projectId);
+    if (query.namespace) select = select.where('namespace', '=', query.namespace);
+    if (query.metric_name) select = select.where('metric_name', '=', query.metric_name);
+    if (query.server_id) select = select.where('server_id', '=', query.server_id);
+    if (query.since) select = select.where('time', '>=', new Date(query.since).toISOString());
+    const rows = await select
+      .orderBy('time', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.limit ?? 100)
+      .execute();
+    return rows.map(sampleFromRow);
+  }
+
+  /** The values of one metric at or after `sinceIso` whose dimensions include `dimensions` (for the evaluator). */
+  async valuesFor(
+    projectId: string,
+    namespace: string,
+    metricName: string,
+    dimensions: MetricDimensions,
+    sinceIso: string,
+  ): Promise<TimedValue[]> {
+    const rows = await this.store.reader
+      .selectFrom('metric_samples')
+      .select(['value', 'time', 'dimensions'])
+      .where('project_id', '=', projectId)
+      .where('namespace', '=', namespace)
+      .where('metric_name', '=', metricName)
+      .where('time', '>=', sinceIso)
+      .execute();
+    return rows
+      .filter((row) => dimensionsMatch(dimensions, JSON.parse(row.dimensions) as MetricDimensions))
+      .map((row) => ({ timeMs: Date.parse(row.time), value: Number(row.value) }));
+  }
+
+  /** Deletes samples past the retention limits (age, then count), inside the caller's transaction; returns how many. */
+  async prune(trx: Transaction<Database>, nowIso: string): Promise<number> {
+    const cutoff = new Date(Date.parse(nowIso) - this.retention.maxAgeSeconds * 1000).toISOString();
+    const byAge = await trx.deleteFrom('metric_samples').where('time', '<', cutoff).executeTakeFirst();
+    const keepFrom = await trx
+      .selectFrom('metric_samples')
+      .select('id')
+      .orderBy('id', 'desc')
+      .offset(this.retention.maxSamples - 1)
+      .limit(1)
+      .executeTakeFirst();
+    let byCount = 0n;
+    if (keepFrom) byCount = (await trx.deleteFrom('metric_samples').where('id', '<', keepFrom.id).executeTakeFirst()).numDeletedRows;
+    return Number(byAge.numDeletedRows + byCount);
+  }
+}
+
+/** A stored sample in the API's shape. */
+export function sampleFromRow(row: MetricSampleRow): MetricSample {
+  return {
+    namespace: row.namespace,
+    metric_name: row.metric_name,
+    value: Number(row.value),
+    unit: row.unit,
+    dimensions: JSON.parse(row.dimensions) as MetricDimensions,
+    server_id: row.server_id,
+    time: heatTime(new Date(row.time)),
+  };
+}

@@ -1,0 +1,203 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { signV2 } from '@hearth/protocol/signing';
+import { ADMIN, errorCode, registerServer, testApp } from '../../test-support.ts';
+
+const HOST = '127.0.0.1:8003';
+
+/** A PutMetricData form as boto's v2 query signer sends it (every parameter in the body). */
+function signedForm(accessKeyId: string, secret: string, extra: Record<string, string>, timestamp = new Date().toISOString()): string {
+  const params: Record<string, string> = {
+    Action: 'PutMetricData',
+    Version: '2010-08-01',
+    AWSAccessKeyId: accessKeyId,
+    SignatureVersion: '2',
+    SignatureMethod: 'HmacSHA256',
+    Timestamp: timestamp,
+    ...extra,
+  };
+  params.Signature = signV2(secret, 'sha256', 'POST', HOST, '/v1/', params);
+  return new URLSearchParams(params).toString();
+}
+
+const memory = (value: string) => ({
+  Namespace: 'system/linux',
+  'MetricData.member.1.MetricName': 'MemoryUtilization',
+  'MetricData.member.1.Unit': 'Percent',
+  'MetricData.member.1.Value': value,
+  'MetricData.member.1.Dimensions.member.1.Name': 'AutoScalingGroupName',
+  'MetricData.member.1.Dimensions.member.1.Value': 'web',
+});
+
+const postForm = (app: FastifyInstance, payload: string, query = '') =>
+  app.inject({
+    method: 'POST',
+    url: `/v1/${query}`,
+    headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+    payload,
+  });
+
+async function credentialOf(app: FastifyInstance, name = 'vm') {
+  const reply = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name } });
+  const body = reply.json<{ server: { id: string }; credential: { access_key_id: string; secret_access_key: string } }>();
+  return { serverId: body.server.id, key: body.credential.access_key_id, secret: body.credential.secret_access_key };
+}
+
+test('PutMetricData signed with a server credential (v2, form body) stores the samples against that server', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await credentialOf(app);
+    const reply = await postForm(app, signedForm(vm.key, vm.secret, memory('91.5')));
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.match(reply.headers['content-type'] as string, /xml/);
+    assert.match(reply.body, /^<PutMetricDataResponse xmlns="http:\/\/monitoring\.amazonaws\.com\/doc\/2010-08-01\/">/);
+    const json = await postForm(app, signedForm(vm.key, vm.secret, { ...memory('12'), ContentType: 'JSON' }));
+    assert.equal(json.statusCode, 200, json.body);
+    assert.ok(json.json().PutMetricDataResponse);
+    const listed = await app.inject({ url: '/v1/default/metrics?metric_name=MemoryUtilization', headers: ADMIN });
+    const samples = listed.json().samples as Array<Record<string, unknown>>;
+    assert.deepEqual(samples.map((s) => [s.value, s.unit, s.server_id, s.namespace, s.dimensions]).sort(), [
+      [12, 'Percent', vm.serverId, 'system/linux', { AutoScalingGroupName: 'web' }],
+      [91.5, 'Percent', vm.serverId, 'system/linux', { AutoScalingGroupName: 'web' }],
+    ]);
+  } finally {
+    await done();
+  }
+});
+
+test('PutMetricData is refused when tampered, unsigned, untimed, stale, from a non-server credential, or malformed', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await credentialOf(app);
+    const tampered = signedForm(vm.key, vm.secret, memory('10')).replace('Value=10', 'Value=99');
+    const bad = await postForm(app, tampered);
+    assert.equal(bad.statusCode, 403);
+    assert.match(bad.body, /<Code>AccessDenied<\/Code>/);
+    assert.match(bad.body, /ERR_SIGNED_URL_INVALID/);
+
+    const unsigned = await postForm(app, new URLSearchParams({ Action: 'PutMetricData', ...memory('1') }).toString());
+    assert.equal(unsigned.statusCode, 403);
+
+    const untimed: Record<string, string> = { Action: 'PutMetricData', AWSAccessKeyId: vm.key, SignatureVersion: '2', ...memory('1') };
+    untimed.Signature = signV2(vm.secret, 'sha256', 'POST', HOST, '/v1/', untimed);
+    const noTime = await postForm(app, new URLSearchParams(untimed).toString());
+    assert.equal(noTime.statusCode, 403);
+    assert.match(noTime.body, /must carry a Timestamp/);
+
+    const stale = await postForm(app, signedForm(vm.key, vm.secret, memory('1'), new Date(Date.now() - 3600_000).toISOString()));
+    assert.equal(stale.statusCode, 403);
+    assert.match(stale.body, /sign it again/);
+
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 's' } });
+    const wc = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/s/wait_conditions',
+      headers: ADMIN,
+      payload: { name: 'ready', timeout: 60 },
+    });
+    const handle = new URL(wc.json().wait_condition.handle.signal_url as string);
+    const wcKey = handle.searchParams.get('AWSAccessKeyId')!;
+    const wcSecret = app.services.guestCredentials.secretOf(wcKey);
+    const foreign = await postForm(app, signedForm(wcKey, wcSecret, memory('1')));
+    assert.equal(foreign.statusCode, 403);
+    assert.match(foreign.body, /not a wait_condition/);
+
+    const noValue = await postForm(app, signedForm(vm.key, vm.secret, { 'MetricData.member.1.MetricName': 'X' }));
+    assert.equal(noValue.statusCode, 400);
+    assert.match(noValue.body, /ERR_METRIC_INVALID/);
+
+    const other = await postForm(app, signedForm(vm.key, vm.secret, { Action: 'ListMetrics' }));
+    assert.equal(other.statusCode, 400);
+    assert.match(other.body, /DescribeStackResource and PutMetricData/);
+
+    const listed = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(listed.json().samples, [], 'nothing refused was stored');
+  } finally {
+    await done();
+  }
+});
+
+test('form parsing stays on the CFN action route: a JSON body labelled form-urlencoded (curl -d) is JSON elsewhere', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await registerServer(app, 'vm1');
+    const reply = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: { ...vm.auth, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '{"samples": [{"metric_name": "Heartbeat", "value": 1}]}',
+    });
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.deepEqual(reply.json(), { stored: 1 });
+  } finally {
+    await done();
+  }
+});
+
+test('native metrics: POST /v1/guest/metrics with the agent credential; others refused; bad samples 400', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await registerServer(app, 'vm1');
+    const put = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: vm.auth,
+      payload: {
+        namespace: 'MyApp',
+        samples: [
+          { metric_name: 'QueueDepth', value: 7, unit: 'Count', dimensions: { queue: 'jobs' } },
+          { metric_name: 'Heartbeat', value: 1, namespace: 'system/linux' },
+        ],
+      },
+    });
+    assert.equal(put.statusCode, 200, put.body);
+    assert.deepEqual(put.json(), { stored: 2 });
+    const listed = await app.inject({ url: '/v1/default/metrics?namespace=MyApp', headers: ADMIN });
+    const [sample] = listed.json().samples;
+    assert.equal(sample.server_id, vm.id);
+    assert.deepEqual(sample.dimensions, { queue: 'jobs' });
+    assert.equal(sample.value, 7);
+
+    const operator = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: ADMIN,
+      payload: { samples: [{ metric_name: 'X', value: 1 }] },
+    });
+    assert.equal(operator.statusCode, 403);
+    const anonymous = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      payload: { samples: [{ metric_name: 'X', value: 1 }] },
+    });
+    assert.equal(anonymous.statusCode, 401);
+    const old = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: vm.auth,
+      payload: {
+        samples: [
+          { metric_name: 'X', value: 1 },
+          { metric_name: 'X', value: 2, timestamp: '2001-01-01T00:00:00Z' },
+        ],
+      },
+    });
+    assert.equal(old.statusCode, 400);
+    assert.equal(errorCode(old), 'ERR_METRIC_INVALID');
+    assert.match(old.json().error.message, /sample 1 has timestamp 2001/);
+    const wrongType = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: vm.auth,
+      payload: { samples: [{ metric_name: 'X', value: '1' }] },
+    });
+    assert.equal(wrongType.statusCode, 400);
+    const agentList = await app.inject({ url: '/v1/default/metrics', headers: vm.auth });
+    assert.equal(agentList.statusCode, 403, 'agents do not read metrics');
+    const all = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.equal(all.json().samples.length, 2, 'the refused put stored nothing');
+  } finally {
+    await done();
+  }
+});

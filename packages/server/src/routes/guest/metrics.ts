@@ -1,0 +1,90 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MetricPut } from '@hearth/protocol';
+import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '@hearth/protocol/signing';
+import type { Services } from '../../services.ts';
+import { HearthError } from '../../domain/errors.ts';
+import { parsePutMetricData, putMetricDataXml } from '../../domain/metrics-query-form.ts';
+import type { MetricSender } from '../../domain/metrics.ts';
+import { BODY_LIMITS } from '../limits.ts';
+import { decodedPath } from '../guest-auth.ts';
+
+/**
+ * POST /v1/guest/metrics with a server's agent credential: samples attributed to that server.
+ * Registered under /v1/guest.
+ */
+export const guestMetricRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.post('/metrics', { bodyLimit: BODY_LIMITS.small * 4, schema: { tags: ['guest', 'metrics'], body: MetricPut } }, async (request) => {
+    const principal = await services.auth.principal(request);
+    if (principal.kind !== 'agent')
+      throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "metrics are sent with a server's agent credential, not the operator token" });
+    return services.metricSamples.put({ projectId: principal.projectId, serverId: principal.serverId }, request.body);
+  });
+};
+
+/** A form-urlencoded body as the CFN route family parses it: the raw text (SigV4 hashes it) and its parameters. */
+export class FormBody {
+  constructor(
+    readonly raw: string,
+    readonly params: Record<string, string>,
+  ) {}
+
+  /** Parses `a=1&b=2` (a repeated key keeps its first value). */
+  static parse(raw: string): FormBody {
+    const params: Record<string, string> = {};
+    for (const [key, value] of new URLSearchParams(raw)) if (!(key in params)) params[key] = value;
+    return new FormBody(raw, params);
+  }
+}
+
+/**
+ * The server an EC2-signed PutMetricData comes from (v2 or SigV4, parameters in the query or the
+ * form body, as boto sends them). Only a server's own credential may send metrics.
+ */
+async function metricSender(
+  services: Services,
+  request: FastifyRequest,
+  params: Record<string, string>,
+  raw: string,
+): Promise<MetricSender> {
+  const ec2: Ec2Request = {
+    method: request.method,
+    host: request.headers.host ?? '',
+    path: decodedPath(request),
+    params,
+    headers: request.headers,
+    body: raw,
+  };
+  const claimed = extractEc2Credential(ec2);
+  if (!claimed.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message });
+  // Unlike a pre-signed URL, a sample is signed when sent: without a time it could be replayed forever.
+  if (claimed.version === 2 && params.Timestamp === undefined)
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'PutMetricData signed with version 2 must carry a Timestamp' });
+  const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
+  if (!holder)
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the access key is unknown or was revoked (its server was deleted)' });
+  const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), {
+    ttlSeconds: DEFAULT_EC2_TTL_SECONDS,
+  });
+  if (!verified.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: verified.message });
+  if (holder.kind !== 'server')
+    throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: `metrics are sent with a server's credential, not a ${holder.kind}'s` });
+  return { projectId: holder.projectId, serverId: holder.serverId };
+}
+
+/**
+ * `Action=PutMetricData` on the CFN route (`/v1/`), as cfn-push-stats (boto's CloudWatch client)
+ * sends it: signed, samples attributed to the signing server. Replies CloudWatch's XML, or JSON
+ * with `ContentType=JSON`.
+ */
+export async function putMetricData(services: Services, request: FastifyRequest, reply: FastifyReply, query: Record<string, string>) {
+  const form = request.body instanceof FormBody ? request.body : null;
+  const params = { ...query, ...(form?.params ?? {}) };
+  const sender = await metricSender(services, request, params, form?.raw ?? '');
+  const { namespace, samples } = parsePutMetricData(params);
+  await services.metricSamples.put(sender, { namespace, samples });
+  if (params.ContentType?.toUpperCase() === 'JSON') {
+    return reply.type('application/json').send({ PutMetricDataResponse: { ResponseMetadata: { RequestId: request.id } } });
+  }
+  return reply.type('application/xml').send(putMetricDataXml(request.id));
+}

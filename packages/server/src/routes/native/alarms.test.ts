@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Alarm } from '@hearth/protocol';
+import { ADMIN, errorCode, registerServer, testApp } from '../../test-support.ts';
+
+const cpuAlarm = {
+  name: 'cpu-high',
+  metric_name: 'CPUUtilization',
+  dimensions: { AutoScalingGroupName: 'web' },
+  statistic: 'Average',
+  period: 60,
+  evaluation_periods: 3,
+  threshold: 80,
+  comparison_operator: 'GreaterThanThreshold',
+  alarm_actions: ['http://127.0.0.1:9/scale-up'],
+};
+
+test('alarms: create, show, list, history, delete; a duplicate name is 409 and an unknown one 404', async () => {
+  const { app, done } = await testApp();
+  try {
+    const created = await app.inject({ method: 'POST', url: '/v1/default/alarms', headers: ADMIN, payload: cpuAlarm });
+    assert.equal(created.statusCode, 201, created.body);
+    const alarm = created.json<{ alarm: Alarm }>().alarm;
+    assert.equal(alarm.state, 'INSUFFICIENT_DATA');
+    assert.equal(alarm.namespace, 'system/linux', 'cfn-push-stats namespace by default');
+    assert.equal(alarm.evaluation_periods, 3);
+    assert.deepEqual(alarm.ok_actions, []);
+    assert.equal(alarm.enabled, true);
+    assert.deepEqual(alarm.deliveries, { pending: 0, failed: 0, delivered: 0, last_error: null });
+    assert.equal(alarm.last_evaluated_at, null);
+
+    const again = await app.inject({ method: 'POST', url: '/v1/default/alarms', headers: ADMIN, payload: cpuAlarm });
+    assert.equal(again.statusCode, 409);
+    assert.equal(errorCode(again), 'ERR_ALARM_EXISTS');
+
+    const shown = await app.inject({ url: '/v1/default/alarms/cpu-high', headers: ADMIN });
+    assert.equal(shown.json().alarm.id, alarm.id);
+    const listed = await app.inject({ url: '/v1/default/alarms', headers: ADMIN });
+    assert.deepEqual(
+      listed.json().alarms.map((a: Alarm) => a.name),
+      ['cpu-high'],
+    );
+    const history = await app.inject({ url: '/v1/default/alarms/cpu-high/history', headers: ADMIN });
+    assert.deepEqual(history.json(), { history: [] });
+    const events = await app.inject({ url: `/v1/default/events?resource_id=${alarm.id}`, headers: ADMIN });
+    assert.deepEqual(
+      events.json().events.map((e: { type: string }) => e.type),
+      ['alarm.created'],
+    );
+
+    const deleted = await app.inject({ method: 'DELETE', url: '/v1/default/alarms/cpu-high', headers: ADMIN });
+    assert.equal(deleted.statusCode, 204);
+    for (const url of ['/v1/default/alarms/cpu-high', '/v1/default/alarms/cpu-high/history']) {
+      const gone = await app.inject({ url, headers: ADMIN });
+      assert.equal(gone.statusCode, 404);
+      assert.equal(errorCode(gone), 'ERR_ALARM_NOT_FOUND');
+    }
+    const deleteAgain = await app.inject({ method: 'DELETE', url: '/v1/default/alarms/cpu-high', headers: ADMIN });
+    assert.equal(deleteAgain.statusCode, 404);
+  } finally {
+    await done();
+  }
+});
+
+test('alarms: bad bodies are 400 with the reason; agents and other projects are refused', async () => {
+  const { app, done } = await testApp();
+  try {
+    const post = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/v1/default/alarms', headers: ADMIN, payload });
+    const metadataUrl = await post({ ...cpuAlarm, ok_actions: ['http://169.254.169.254/latest/meta-data/'] });
+    assert.equal(metadataUrl.statusCode, 400);
+    assert.equal(errorCode(metadataUrl), 'ERR_ALARM_INVALID');
+    assert.match(metadataUrl.json().error.message, /ok_actions http:\/\/169\.254\.169\.254.*link-local/);
+    const linkLocal6 = await post({ ...cpuAlarm, alarm_actions: ['http://[fe80::1]:80/x'] });
+    assert.equal(errorCode(linkLocal6), 'ERR_ALARM_INVALID');
+    const tooLong = await post({ ...cpuAlarm, period: 86400, evaluation_periods: 3 });
+    assert.equal(errorCode(tooLong), 'ERR_ALARM_INVALID');
+    assert.match(tooLong.json().error.message, /259200 s, longer than the 172800 s samples are kept/);
+    const badStatistic = await post({ ...cpuAlarm, statistic: 'p99' });
+    assert.equal(badStatistic.statusCode, 400);
+    const badOperator = await post({ ...cpuAlarm, comparison_operator: 'GreaterThan' });
+    assert.equal(badOperator.statusCode, 400);
+    const ftp = await post({ ...cpuAlarm, alarm_actions: ['ftp://example.test/'] });
+    assert.equal(ftp.statusCode, 400);
+    const zeroPeriod = await post({ ...cpuAlarm, period: 0 });
+    assert.equal(zeroPeriod.statusCode, 400);
+
+    const vm = await registerServer(app);
+    const agent = await app.inject({ method: 'POST', url: '/v1/default/alarms', headers: vm.auth, payload: cpuAlarm });
+    assert.equal(agent.statusCode, 403);
+    const otherProject = await app.inject({ url: '/v1/nope/alarms', headers: ADMIN });
+    assert.equal(otherProject.statusCode, 404);
+    const none = await app.inject({ url: '/v1/default/alarms', headers: ADMIN });
+    assert.deepEqual(none.json(), { alarms: [] }, 'nothing refused was created');
+  } finally {
+    await done();
+  }
+});
