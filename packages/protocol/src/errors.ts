@@ -33,6 +33,11 @@ export const ERRORS = {
     message: 'Deployment {id} is {status}, not IN_PROGRESS: the signal was not applied. Update the deployment to start a new action first.',
   },
   ERR_SIGNAL_INVALID: { status: 400, message: 'The signal is not valid: {reason}.' },
+  ERR_SIGNAL_STALE: {
+    status: 409,
+    message:
+      'The signal was issued for an earlier action ({action}) of deployment {id}, which has started a new one since: it was not applied.',
+  },
   ERR_STACK_NOT_FOUND: { status: 404, message: 'Stack {stack} does not exist in this project.' },
   ERR_STACK_EXISTS: { status: 409, message: 'A stack named {name} already exists in this project.' },
   ERR_STACK_NOT_EMPTY: { status: 409, message: 'Stack {stack} still has {count} server(s) or deployment(s); delete them first.' },

@@ -43,10 +43,14 @@ export class Authenticator {
     return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
   }
 
-  /** A capability for one deployment's signal URL (`?token=`), or null when none was given. */
-  capability(deploymentId: string, token: string | undefined): Principal | null {
+  /**
+   * A capability for one deployment's signal URL (`?token=`, and `&action=` naming the derived config
+   * of the action it was issued for), or null when none was given.
+   */
+  capability(deploymentId: string, token: string | undefined, action?: string): Principal | null {
     if (token === undefined) return null;
-    if (!secretsEqual(token, this.secrets.deploymentSignalToken(deploymentId))) throw new HearthError('ERR_AUTH_INVALID');
-    return { kind: 'capability', deploymentId };
+    const subject = action === undefined ? deploymentId : `${deploymentId}/${action}`;
+    if (!secretsEqual(token, this.secrets.deploymentSignalToken(subject))) throw new HearthError('ERR_AUTH_INVALID');
+    return action === undefined ? { kind: 'capability', deploymentId } : { kind: 'capability', deploymentId, action };
   }
 }

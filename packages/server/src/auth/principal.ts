@@ -4,7 +4,8 @@ import type {} from 'fastify';
 export type Principal =
   | { kind: 'operator' }
   | { kind: 'agent'; serverId: string; projectId: string; accessKeyId: string }
-  | { kind: 'capability'; deploymentId: string };
+  /** A signal URL's capability; `action` is the derived config id of the action it was issued for. */
+  | { kind: 'capability'; deploymentId: string; action?: string };
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -15,7 +15,7 @@ import { signalOutcome } from './signal-outcome.ts';
 /** Throws unless the principal may signal or heartbeat this deployment. */
 export function assertMaySignal(
   principal: Principal,
-  deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id'> | undefined,
+  deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id' | 'derived_config_id'> | undefined,
   id: string,
 ): asserts deployment {
   if (!deployment) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
@@ -24,6 +24,10 @@ export function assertMaySignal(
     (principal.kind === 'capability' && principal.deploymentId === deployment.id);
   // Another server's deployment looks exactly like a missing one: its id is not confirmed.
   if (!allowed) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+  // A URL issued for an earlier action (a signal still queued in an agent's outbox) must not settle the current one.
+  if (principal.kind === 'capability' && principal.action !== undefined && principal.action !== deployment.derived_config_id) {
+    throw new HearthError('ERR_SIGNAL_STALE', { id, action: principal.action });
+  }
 }
 
 /** The idempotency key of a signal: the client's, else a digest of the action and the body. */

@@ -130,7 +130,10 @@ export function deploymentSignalInputs(ctx: TransportContext, row: DeploymentRow
   switch (row.signal_transport) {
     case 'HEARTH_SIGNAL':
       return [
-        ['deploy_signal_id', `${ctx.publicUrl}/v1/guest/deployments/${row.id}/signal?token=${ctx.secrets.deploymentSignalToken(row.id)}`],
+        [
+          'deploy_signal_id',
+          `${ctx.publicUrl}/v1/guest/deployments/${row.id}/signal?action=${row.derived_config_id}&token=${ctx.secrets.deploymentSignalToken(`${row.id}/${row.derived_config_id}`)}`,
+        ],
         ['deploy_signal_verb', 'POST'],
       ];
     case 'CFN_SIGNAL':

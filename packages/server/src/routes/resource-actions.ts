@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { DeploymentSignal } from '@hearth/protocol';
+import { DeploymentSignal, heatTime } from '@hearth/protocol';
 import type { Services } from '../services.ts';
 import type { Holder } from '../auth/guest-credentials.ts';
 import type { MetadataSnapshot } from '../domain/metadata.ts';
@@ -34,6 +34,23 @@ export async function resourceMetadata(services: Services, holder: Holder, log: 
       return services.waitConditions.handleMetadata(holder.waitConditionId);
     default:
       return {};
+  }
+}
+
+/**
+ * Refuses a deployment's pre-signed CFN_SIGNAL URL issued for an earlier action: the URL's
+ * Timestamp is the start of the action it was made for (a signal still queued in an agent's outbox
+ * must not settle a newer action).
+ */
+export async function assertCurrentAction(services: Services, holder: Holder, signedAt: string | undefined): Promise<void> {
+  if (holder.kind !== 'deployment' || signedAt === undefined) return;
+  const row = await services.store.reader
+    .selectFrom('software_deployments')
+    .select('derived_at')
+    .where('id', '=', holder.deploymentId)
+    .executeTakeFirst();
+  if (row && heatTime(new Date(row.derived_at)) !== signedAt) {
+    throw new HearthError('ERR_SIGNAL_STALE', { id: holder.deploymentId, action: `the one started at ${signedAt}` });
   }
 }
 

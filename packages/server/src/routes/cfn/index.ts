@@ -6,7 +6,7 @@ import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
-import { resourceMetadata, resourceSignal } from '../resource-actions.ts';
+import { assertCurrentAction, resourceMetadata, resourceSignal } from '../resource-actions.ts';
 import { FormBody, putMetricData } from '../guest/metrics.ts';
 import { cfnErrorBody, describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
 
@@ -143,6 +143,7 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     const arn = pathArn(request);
     const holder = await ec2Holder(services, request);
     assertNamesHolder(holder, arn);
+    await assertCurrentAction(services, holder, queryParams(request).Timestamp);
     await resourceSignal(services, holder, request.body, 'heat');
     return reply.code(200).send();
   });

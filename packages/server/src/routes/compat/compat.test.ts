@@ -306,3 +306,45 @@ test('POLL_TEMP_URL: HEAD and GET with Last-Modified; a forged or revoked URL is
     await done();
   }
 });
+
+test('a signal URL issued for an earlier action is refused with 409 and settles nothing (HEARTH_SIGNAL, CFN_SIGNAL)', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await server(app, { name: 'vm1' });
+    const signalUrl = async (name: string) => {
+      const metadata = await app.inject({ url: `/v1/default/software_deployments/metadata/${vm.server.id}`, headers: ADMIN });
+      const derived = metadata
+        .json<{ metadata: Array<{ name: string; inputs: Array<{ name: string; value: string }> }> }>()
+        .metadata.find((d) => d.name === name);
+      return derived?.inputs.find((i) => i.name === 'deploy_signal_id')?.value ?? '';
+    };
+    const status = async (id: string) =>
+      (await app.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN })).json<{
+        software_deployment: { status: string };
+      }>().software_deployment.status;
+    for (const transport of ['HEARTH_SIGNAL', 'CFN_SIGNAL']) {
+      const name = `d-${transport}`;
+      const id = await deploy(app, vm.server.id, { signal_transport: transport, name });
+      const first = await signalUrl(name);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // CFN URLs are bound to the action's start, to the second
+      const updated = await app.inject({
+        method: 'PUT',
+        url: `/v1/default/software_deployments/${id}`,
+        headers: ADMIN,
+        payload: { action: 'UPDATE' },
+      });
+      assert.equal(updated.statusCode, 200);
+      const second = await signalUrl(name);
+      assert.notEqual(second, first);
+      const stale = await injectUrl(app, 'POST', first, { deploy_status_code: 0 }, { 'content-type': 'application/json' });
+      assert.equal(stale.statusCode, 409, `${transport}: ${stale.body}`);
+      assert.match(stale.body, /ERR_SIGNAL_STALE/);
+      assert.equal(await status(id), 'IN_PROGRESS');
+      const current = await injectUrl(app, 'POST', second, { deploy_status_code: 0 }, { 'content-type': 'application/json' });
+      assert.equal(current.statusCode, 200, current.body);
+      assert.equal(await status(id), 'COMPLETE');
+    }
+  } finally {
+    await done();
+  }
+});

@@ -9,7 +9,10 @@ import { abortOnClose } from '../abort.ts';
 import type { FastifyRequest } from 'fastify';
 
 const DeploymentParams = Type.Object({ id: Uuid });
-const CapabilityQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) }, { additionalProperties: false });
+const CapabilityQuery = Type.Object(
+  { token: Type.Optional(Type.String({ maxLength: 128 })), action: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
 const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) });
 
 /** A signal or heartbeat with no body at all counts as `{}` (Heat treats a null body so). */
@@ -31,8 +34,9 @@ async function signalPrincipal(
   request: FastifyRequest,
   deploymentId: string,
   token: string | undefined,
+  action: string | undefined,
 ): Promise<Principal> {
-  return services.auth.capability(deploymentId, token) ?? (await agentOnly(services, request));
+  return services.auth.capability(deploymentId, token, action) ?? (await agentOnly(services, request));
 }
 
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
@@ -74,7 +78,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal },
     },
     async (request) => {
-      const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
+      const principal = await signalPrincipal(services, request, request.params.id, request.query.token, request.query.action);
       try {
         const ack = await services.signals.signal(principal, request.params.id, request.body, request.headers['idempotency-key']);
         services.metrics.signals.inc({ result: ack.duplicate ? 'duplicate' : ack.status.toLowerCase() });
@@ -94,7 +98,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat },
     },
     async (request) => {
-      const principal = await signalPrincipal(services, request, request.params.id, request.query.token);
+      const principal = await signalPrincipal(services, request, request.params.id, request.query.token, request.query.action);
       return services.signals.heartbeat(principal, request.params.id, request.body);
     },
   );
