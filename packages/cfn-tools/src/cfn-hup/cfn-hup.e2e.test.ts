@@ -1,0 +1,142 @@
+// cfn-hup as a real process against a signature-checking fake heat-api-cfn: the daemon fires post.update
+// within one interval of a change, once; reloads hooks; --no-daemon runs one pass; service.restarted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startFakeCfnApi, type FakeCfnApi } from '../shared/fake-cfn-api.ts';
+import { binEnv, binPath, runBin } from '../shared/run-bin.ts';
+
+const INIT = (n: number) => ({
+  'AWS::CloudFormation::Init': { config: { files: { '/etc/app.conf': { content: `v${n}` } } } },
+  unrelated: 0,
+});
+
+function setupRoot(api: FakeCfnApi, hooks: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'cfn-hup-e2e-'));
+  mkdirSync(join(root, 'etc/cfn/hooks.d'), { recursive: true });
+  writeFileSync(join(root, 'etc/cfn/cfn-credentials'), `AWSAccessKeyId=${api.accessKeyId}\nAWSSecretKey=${api.secretKey}\n`);
+  writeFileSync(
+    join(root, 'etc/cfn/cfn-hup.conf'),
+    `[main]\nstack = web\ncredential-file = ${join(root, 'etc/cfn/cfn-credentials')}\nurl = ${api.url}\ninterval = 1\n`,
+  );
+  for (const [name, text] of Object.entries(hooks)) writeFileSync(join(root, 'etc/cfn', name), text.replaceAll('@ROOT@', root));
+  return root;
+}
+
+function hook(name: string, triggers: string, path: string, log = `@ROOT@/fired.log`): string {
+  return `[${name}]\ntriggers = ${triggers}\npath = ${path}\naction = echo "${name} $(id -u)" >> ${log}\n`;
+}
+
+function firedLines(root: string): string[] {
+  const file = join(root, 'fired.log');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!predicate()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
+    await sleep(25);
+  }
+  return Date.now() - started;
+}
+
+test('the daemon fires post.update within one interval of a metadata change, exactly once, and picks up a new hooks file', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', INIT(1));
+  const root = setupRoot(api, {
+    'hooks.d/init.conf': hook('init', 'post.update', 'Resources.Server.Metadata.AWS::CloudFormation::Init'),
+    'hooks.d/unrelated.conf': hook('unrelated', 'post.update', 'Resources.Server.Metadata.unrelated'),
+    'hooks.d/README.txt': hook('ignored', 'post.add,post.update', 'Resources.Server.Metadata'),
+  });
+  const intervalMs = 2000;
+  const child = spawn(process.execPath, [binPath('cfn-hup'), '--interval-seconds', String(intervalMs / 1000), '-v'], {
+    env: binEnv({ HEARTH_ROOT: root }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.after(() => child.kill('SIGKILL'));
+
+  await waitFor(() => existsSync(join(root, 'var/cache/heat-cfntools/last_metadata_Server')), 15_000);
+  const polls = () => api.requests.filter((request) => request.status === 200).length;
+  const before = polls();
+  await waitFor(() => polls() > before, intervalMs + 1500);
+  assert.deepEqual(firedLines(root), [], 'first sight of the metadata is post.add, which no hook here subscribes to');
+
+  api.setMetadata('web', 'Server', INIT(2));
+  const elapsed = await waitFor(() => firedLines(root).length > 0, intervalMs * 2);
+  assert.ok(elapsed <= intervalMs + 500, `fired ${elapsed} ms after the change, interval ${intervalMs} ms`);
+  const afterChange = polls();
+  await waitFor(() => polls() >= afterChange + 2, intervalMs * 3);
+  assert.deepEqual(firedLines(root), [`init ${process.getuid?.()}`], 'exactly once, and not the hook on another key');
+
+  writeFileSync(join(root, 'etc/cfn/hooks.d/more.conf'), hook('more', 'post.update', 'Resources.Server.Metadata', join(root, 'fired.log')));
+  await sleep(intervalMs + 200);
+  api.setMetadata('web', 'Server', { ...INIT(2), unrelated: 1 });
+  await waitFor(() => firedLines(root).length >= 3, intervalMs * 3);
+  await sleep(intervalMs + 200);
+  assert.deepEqual(
+    firedLines(root).slice(1).sort(),
+    ['more 0', 'unrelated 0'].map((line) => line.replace('0', String(process.getuid?.()))),
+  );
+  assert.match(stderr, /configuration reloaded/);
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+  assert.ok(
+    api.requests.every((request) => request.status === 200),
+    'every request was correctly signed',
+  );
+});
+
+test('--no-daemon runs one pass: post.add on first sight, exit 1 when the server refuses the credentials', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', INIT(1));
+  const root = setupRoot(api, { 'hooks.conf': hook('added', 'post.add', 'Resources.Server.Metadata.AWS::CloudFormation::Init') });
+  const first = await runBin('cfn-hup', ['--no-daemon'], { env: { HEARTH_ROOT: root } });
+  assert.equal(first.code, 0, first.stderr);
+  assert.deepEqual(firedLines(root), [`added ${process.getuid?.()}`]);
+  const again = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
+  assert.equal(again.code, 0);
+  assert.equal(firedLines(root).length, 1, 'unchanged metadata fires nothing');
+
+  writeFileSync(join(root, 'etc/cfn/cfn-credentials'), `AWSAccessKeyId=${api.accessKeyId}\nAWSSecretKey=wrong\n`);
+  const refused = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /403: SignatureDoesNotMatch/);
+});
+
+test('service.restarted: a stopped ensureRunning service is started and the hook fires; a running one is left alone', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', {
+    'AWS::CloudFormation::Init': {
+      config: { services: { systemd: { nginx: { ensureRunning: true }, cron: { ensureRunning: true }, off: { enabled: false } } } },
+    },
+  });
+  const root = setupRoot(api, { 'hooks.conf': hook('restarted', 'service.restarted', 'Resources.Server.Metadata') });
+  const bin = join(root, 'bin');
+  mkdirSync(bin);
+  // a fake systemctl: nginx is down, cron is up; starts are recorded
+  writeFileSync(
+    join(bin, 'systemctl'),
+    `#!/bin/sh\necho "$*" >> ${root}/systemctl.log\ncase "$*" in\n  "is-active --quiet nginx.service") exit 3 ;;\n  *) exit 0 ;;\nesac\n`,
+  );
+  chmodSync(join(bin, 'systemctl'), 0o755);
+  const run = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root, PATH: `${bin}:${process.env.PATH}` } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(readFileSync(join(root, 'systemctl.log'), 'utf8').trim().split('\n'), [
+    'is-active --quiet cron.service',
+    'is-active --quiet nginx.service',
+    'start --quiet nginx.service',
+  ]);
+  assert.deepEqual(firedLines(root), [`restarted ${process.getuid?.()}`]);
+});

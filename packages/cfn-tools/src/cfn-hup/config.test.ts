@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadHupConfig, type HupConfigFiles } from './config.ts';
+import { changeEvent } from './events.ts';
+
+function setup(files: Record<string, string>): HupConfigFiles {
+  const dir = mkdtempSync(join(tmpdir(), 'cfn-hup-config-'));
+  mkdirSync(join(dir, 'hooks.d'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return { mainFile: join(dir, 'cfn-hup.conf'), hooksFile: join(dir, 'hooks.conf'), hooksDir: join(dir, 'hooks.d') };
+}
+
+const MAIN = '[main]\nstack = web\ncredential-file = /etc/cfn/cfn-credentials\ninterval = 5\n';
+
+test('[main] and hooks from hooks.conf and hooks.d/*.conf (other files ignored), triggers split and exact', () => {
+  const files = setup({
+    'cfn-hup.conf': MAIN,
+    'hooks.conf':
+      '[reload]\ntriggers = post.add, post.update\npath = Resources.Server.Metadata.AWS::CloudFormation::Init\naction = /usr/bin/cfn-init -s web -r Server\nrunas = root\n',
+    'hooks.d/b.conf': '[restart]\ntriggers=service.restarted\npath=Resources.Db.Metadata\naction=echo hi\n',
+    'hooks.d/notes.txt': '[ignored]\ntriggers=post.update\npath=Resources.X.Metadata\naction=false\n',
+  });
+  const config = loadHupConfig(files);
+  assert.deepEqual(config.main, {
+    stack: 'web',
+    credentialFile: '/etc/cfn/cfn-credentials',
+    region: 'nova',
+    intervalMinutes: 5,
+    verbose: false,
+    url: undefined,
+  });
+  assert.deepEqual(
+    config.hooks.map((hook) => [hook.name, hook.triggers, hook.resource, hook.keys, hook.runas]),
+    [
+      ['reload', ['post.add', 'post.update'], 'Server', ['AWS::CloudFormation::Init'], 'root'],
+      ['restart', ['service.restarted'], 'Db', [], undefined],
+    ],
+  );
+  assert.ok(Object.isFrozen(config.hooks[0]));
+});
+
+test('bad configurations are refused with what is wrong', () => {
+  const hook = '[h]\ntriggers = post.update\npath = Resources.S.Metadata\naction = true\n';
+  assert.throws(() => loadHupConfig(setup({ 'hooks.conf': hook })), /cannot open the main configuration/);
+  assert.throws(
+    () => loadHupConfig(setup({ 'cfn-hup.conf': '[main]\nstack = web\n', 'hooks.conf': hook })),
+    /needs stack and credential-file/,
+  );
+  assert.throws(() => loadHupConfig(setup({ 'cfn-hup.conf': MAIN })), /no hooks: add a section/);
+  assert.throws(
+    () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('post.update', 'post.updated') })),
+    /unknown trigger 'post.updated'/,
+  );
+  assert.throws(() => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('action = true\n', '') })), /has no action/);
+  assert.throws(
+    () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('Resources.S.Metadata', 'S.Metadata') })),
+    /is not Resources.<resource>.Metadata/,
+  );
+  assert.throws(
+    () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN.replace('interval = 5', 'interval = 0'), 'hooks.conf': hook })),
+    /interval '0'/,
+  );
+});
+
+test('change events at a path: add, update, remove, none; a change elsewhere is no event', () => {
+  const hook = { keys: ['AWS::CloudFormation::Init', 'config'] };
+  const v1 = { 'AWS::CloudFormation::Init': { config: { files: { a: 1 } } }, other: 1 };
+  assert.equal(changeEvent(undefined, v1, hook), 'post.add');
+  assert.equal(changeEvent({}, v1, hook), 'post.add');
+  assert.equal(changeEvent(v1, { ...v1, other: 2 }, hook), undefined);
+  assert.equal(changeEvent(v1, { 'AWS::CloudFormation::Init': { config: { files: { a: 2 } } } }, hook), 'post.update');
+  assert.equal(changeEvent(v1, { other: 1 }, hook), 'post.remove');
+  assert.equal(changeEvent({}, {}, hook), undefined);
+  assert.equal(changeEvent(v1, { ...v1, other: 2 }, { keys: [] }), 'post.update', 'the whole Metadata');
+});

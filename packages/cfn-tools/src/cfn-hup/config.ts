@@ -1,0 +1,173 @@
+// cfn-hup's configuration: `<cfnConfigDir>/cfn-hup.conf` ([main]) and hooks from `<cfnConfigDir>/hooks.conf`
+// and `*.conf` in the hooks dir (the original read every file there). Parsed, validated and frozen.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ExitError } from '@hearth/agent-kit/exit';
+import { parseIni, type IniDocument } from '@hearth/agent-kit/ini';
+
+/** The events a hook can subscribe to, matched exactly (the original matched substrings). */
+export const HOOK_TRIGGERS = ['post.add', 'post.update', 'post.remove', 'service.restarted'] as const;
+/** One trigger. */
+export type HookTrigger = (typeof HOOK_TRIGGERS)[number];
+
+/** One hook section. */
+export interface HookConfig {
+  name: string;
+  /** The file it came from. */
+  file: string;
+  triggers: readonly HookTrigger[];
+  /** `Resources.<Resource>.Metadata[.<key>...]`, as written. */
+  path: string;
+  /** The logical resource (second component of path). */
+  resource: string;
+  /** Keys below the resource's Metadata; empty for the whole Metadata. */
+  keys: readonly string[];
+  /** Shell command. */
+  action: string;
+  /** User (name or uid) the action runs as; undefined: the user running cfn-hup. */
+  runas: string | undefined;
+}
+
+/** The `[main]` section. */
+export interface HupMain {
+  stack: string;
+  /** Required by the original; optional here when the metadata comes with keys from elsewhere is not possible, so still required. */
+  credentialFile: string;
+  /** Accepted, unused (as in the original). Default nova. */
+  region: string;
+  /** Minutes between passes. Default 15 (AWS's default; the original parsed 10 and ignored it). */
+  intervalMinutes: number;
+  verbose: boolean;
+  /** `url` (beyond the original): the CFN API base URL; default from /var/lib/heat-cfntools. */
+  url: string | undefined;
+}
+
+/** Everything a pass needs, plus what tells whether the files changed since. */
+export interface HupConfig {
+  main: HupMain;
+  hooks: readonly HookConfig[];
+  /** `path:mtime:size` of every file read, to see when they change. */
+  signature: string;
+}
+
+/** Where the config files are. */
+export interface HupConfigFiles {
+  mainFile: string;
+  hooksFile: string;
+  hooksDir: string;
+}
+
+function value(doc: IniDocument, section: string, key: string): string | undefined {
+  return doc.get(section)?.get(key)?.at(-1)?.trim();
+}
+
+function truthy(text: string | undefined): boolean {
+  return text !== undefined && /^(1|true|yes|on)$/i.test(text);
+}
+
+/** The files cfn-hup reads now: the main file, hooks.conf if present, then hooks dir's `*.conf` sorted. */
+export function configFileList(files: HupConfigFiles): string[] {
+  let dirFiles: string[] = [];
+  try {
+    dirFiles = readdirSync(files.hooksDir)
+      .filter((name) => name.endsWith('.conf'))
+      .sort()
+      .map((name) => join(files.hooksDir, name));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ExitError(1, `cannot list ${files.hooksDir}: ${(error as Error).message}`);
+  }
+  return [files.mainFile, files.hooksFile, ...dirFiles];
+}
+
+/** `path:mtime:size` of each existing file: changes when a file is edited, added or removed. */
+export function filesSignature(paths: string[]): string {
+  return paths
+    .map((path) => {
+      try {
+        const stat = statSync(path);
+        return `${path}:${stat.mtimeMs}:${stat.size}`;
+      } catch {
+        return `${path}:-`;
+      }
+    })
+    .join('|');
+}
+
+function parseHook(name: string, file: string, section: Map<string, string[]>): HookConfig {
+  const get = (key: string) => section.get(key)?.at(-1)?.trim();
+  const where = `hook [${name}] in ${file}`;
+  const missing = ['triggers', 'path', 'action'].filter((key) => !get(key));
+  if (missing.length > 0)
+    throw new ExitError(1, `${where} has no ${missing.join(', ')}; a hook needs triggers, path and action (runas optional)`);
+  const triggers = get('triggers')!
+    .split(',')
+    .map((trigger) => trigger.trim())
+    .filter((trigger) => trigger !== '');
+  const unknown = triggers.filter((trigger) => !(HOOK_TRIGGERS as readonly string[]).includes(trigger));
+  if (unknown.length > 0) throw new ExitError(1, `${where}: unknown trigger '${unknown.join("', '")}'; use ${HOOK_TRIGGERS.join(', ')}`);
+  const path = get('path')!;
+  const [root, resource, field, ...keys] = path.split('.');
+  if (root !== 'Resources' || !resource || (field !== undefined && field !== 'Metadata')) {
+    throw new ExitError(1, `${where}: path '${path}' is not Resources.<resource>.Metadata[.<key>...]`);
+  }
+  return Object.freeze({
+    name,
+    file,
+    triggers: triggers as HookTrigger[],
+    path,
+    resource,
+    keys,
+    action: get('action')!,
+    runas: get('runas') || undefined,
+  });
+}
+
+/** Reads and validates the configuration; a missing main file, a missing key or no hooks at all is ExitError(1). */
+export function loadHupConfig(files: HupConfigFiles): HupConfig {
+  const list = configFileList(files);
+  const signature = filesSignature(list);
+  let mainText: string;
+  try {
+    mainText = readFileSync(files.mainFile, 'utf8');
+  } catch (error) {
+    throw new ExitError(1, `cannot open the main configuration ${files.mainFile}: ${(error as Error).message}`);
+  }
+  const mainDoc = parseIni(mainText, files.mainFile);
+  const stack = value(mainDoc, 'main', 'stack');
+  const credentialFile = value(mainDoc, 'main', 'credential-file');
+  if (!stack || !credentialFile) {
+    throw new ExitError(1, `${files.mainFile}: [main] needs stack and credential-file (got ${stack ? 'no credential-file' : 'no stack'})`);
+  }
+  const intervalText = value(mainDoc, 'main', 'interval') ?? '15';
+  const intervalMinutes = Number(intervalText);
+  if (!Number.isInteger(intervalMinutes) || intervalMinutes < 1)
+    throw new ExitError(1, `${files.mainFile}: [main] interval '${intervalText}' must be a whole number of minutes ≥ 1`);
+  const main: HupMain = Object.freeze({
+    stack,
+    credentialFile,
+    region: value(mainDoc, 'main', 'region') || 'nova',
+    intervalMinutes,
+    verbose: truthy(value(mainDoc, 'main', 'verbose')),
+    url: value(mainDoc, 'main', 'url') || undefined,
+  });
+
+  const hooks: HookConfig[] = [];
+  for (const file of list) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && file !== files.mainFile) continue;
+      throw new ExitError(1, `cannot read ${file}: ${(error as Error).message}`);
+    }
+    for (const [name, section] of parseIni(text, file)) {
+      if (name === 'main' || name === 'DEFAULT') continue;
+      if (hooks.some((hook) => hook.name === name))
+        throw new ExitError(1, `hook [${name}] in ${file} is already defined in ${hooks.find((hook) => hook.name === name)!.file}`);
+      hooks.push(parseHook(name, file, section));
+    }
+  }
+  if (hooks.length === 0) throw new ExitError(1, `no hooks: add a section to ${files.hooksFile} or a *.conf file in ${files.hooksDir}`);
+  return Object.freeze({ main, hooks: Object.freeze(hooks), signature });
+}

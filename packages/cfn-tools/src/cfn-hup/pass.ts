@@ -1,0 +1,108 @@
+// One cfn-hup pass: for each resource the hooks watch, fetch its metadata, fire post.add / post.update /
+// post.remove for the hooks whose path changed, restart ensureRunning services that stopped (service.restarted).
+import type { AgentPaths } from '@hearth/agent-kit/paths';
+import type { Logger } from '@hearth/agent-kit/logger';
+import { ExitError } from '@hearth/agent-kit/exit';
+import { readCredentialFile } from '../shared/credentials.ts';
+import type { HttpFunction } from '../shared/describe-stack-resource.ts';
+import { fetchMetadata } from '../shared/fetch-metadata.ts';
+import { metadataCacheFiles, readCachedMetadata } from '../shared/metadata-cache.ts';
+import type { HookConfig, HookTrigger, HupConfig } from './config.ts';
+import { changeEvent } from './events.ts';
+import { runAction, type ActionResult } from './run-action.ts';
+import { servicesToKeepRunning, type ServiceManager } from './services.ts';
+
+/** What a pass needs. */
+export interface PassContext {
+  config: HupConfig;
+  paths: Pick<AgentPaths, 'heatCfntoolsDir' | 'cfnMetadataHintFile' | 'cfnCacheDir' | 'heatLocalDataPath'>;
+  log: Logger;
+  services: ServiceManager;
+  env?: NodeJS.ProcessEnv;
+  http?: HttpFunction;
+}
+
+/** One hook that fired. */
+export interface FiredHook {
+  hook: string;
+  event: HookTrigger;
+  resource: string;
+  result: ActionResult;
+}
+
+/** What a pass did. */
+export interface PassReport {
+  fired: FiredHook[];
+  /** Resources whose metadata could not be had, with why. */
+  errors: Array<{ resource: string; message: string }>;
+  /** True when a resource failed or an action failed. */
+  failed: boolean;
+}
+
+async function fire(ctx: PassContext, hook: HookConfig, event: HookTrigger, report: PassReport): Promise<void> {
+  ctx.log.info('running hook', { hook: hook.name, event, resource: hook.resource, runas: hook.runas ?? null });
+  const result = await runAction(hook.action, hook.runas, ctx.env);
+  const fields = { hook: hook.name, event, exitCode: result.exitCode, signal: result.signal, durationMs: Math.round(result.durationMs) };
+  if (result.failed) ctx.log.error('hook action failed', { ...fields, stdout: result.stdout, stderr: result.stderr });
+  else ctx.log.info('hook action done', { ...fields, stdout: result.stdout, stderr: result.stderr });
+  report.fired.push({ hook: hook.name, event, resource: hook.resource, result });
+}
+
+/** Runs one pass over every resource the hooks name, in the order they first appear. */
+export async function runPass(ctx: PassContext): Promise<PassReport> {
+  const report: PassReport = { fired: [], errors: [], failed: false };
+  const { main, hooks } = ctx.config;
+  const resources = [...new Set(hooks.map((hook) => hook.resource))];
+  for (const resource of resources) {
+    const watching = hooks.filter((hook) => hook.resource === resource);
+    const before = readCachedMetadata(metadataCacheFiles(ctx.paths, resource));
+    let fetched;
+    try {
+      fetched = await fetchMetadata({
+        stack: main.stack,
+        resource,
+        credentials: readCredentialFile(main.credentialFile),
+        url: main.url,
+        region: main.region,
+        paths: ctx.paths,
+        log: ctx.log,
+        ...(ctx.http !== undefined && { http: ctx.http }),
+      });
+    } catch (error) {
+      const message = error instanceof ExitError || error instanceof Error ? error.message : String(error);
+      ctx.log.error('cannot get metadata', { resource, error: message });
+      report.errors.push({ resource, message });
+      report.failed = true;
+      continue;
+    }
+    if (fetched.source === 'server') {
+      for (const hook of watching) {
+        const event = changeEvent(before, fetched.metadata, hook);
+        if (event === undefined) continue;
+        if (hook.triggers.includes(event)) await fire(ctx, hook, event, report);
+        else ctx.log.debug('event not subscribed', { hook: hook.name, event });
+      }
+    } else {
+      ctx.log.warn('server unreachable: no change events from local metadata', {
+        resource,
+        origin: fetched.origin,
+        reason: fetched.fallbackReason,
+      });
+    }
+    for (const service of servicesToKeepRunning(fetched.metadata)) {
+      if (ctx.services.isRunning(service)) continue;
+      const failure = ctx.services.start(service);
+      if (failure !== undefined) {
+        ctx.log.error('cannot restart service', { resource, service, error: failure });
+        report.failed = true;
+        continue;
+      }
+      ctx.log.info('service restarted', { resource, service });
+      for (const hook of watching.filter((candidate) => candidate.triggers.includes('service.restarted'))) {
+        await fire(ctx, hook, 'service.restarted', report);
+      }
+    }
+  }
+  if (report.fired.some((fired) => fired.result.failed)) report.failed = true;
+  return report;
+}
