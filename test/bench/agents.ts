@@ -4,6 +4,8 @@
 //      (scripts/bundle-agents.mjs), and Debian's os-collect-config, both polling the same loopback
 //      `request` URL every second; RSS read from /proc after they settle (goal: ours ≤ 1.0× and
 //      under 60 MB).
+//   2. deployment round trip: create -> the agents (bundles, hearth long-poll transport) run a
+//      trivial script hook -> COMPLETE, measured by the operator, median of 20 (goal < 1.5 s).
 // Only 127.0.0.1 is contacted; every process is killed at the end and the temp dirs removed.
 // Knobs (env): BENCH_AGENT_SETTLE_S (20 = seconds both daemons poll before RSS is read),
 // BENCH_AGENT_ROUNDS (3).
@@ -14,12 +16,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { agentLoop } from '../helpers/agent-loop.ts';
+import { freePort, spawnServer } from '../helpers/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const SETTLE_S = Number(process.env.BENCH_AGENT_SETTLE_S ?? 20);
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 3);
 const GOAL_RSS_RATIO = 1.0;
 const GOAL_RSS_MB = 60;
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 20);
+const GOAL_ROUND_TRIP_MS = 1500;
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,6 +82,56 @@ function startCollector(command: string[], url: string, dir: string): ChildProce
   ];
   const [bin, ...pre] = command;
   return spawn(bin!, [...pre, ...args], { env: agentEnv(), stdio: 'ignore' });
+}
+
+/** Median time from creating a deployment to seeing it COMPLETE, through the real agent loop. */
+async function roundTrip(): Promise<{ median: number; p90: number; all: number[] }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-rt-'));
+  const server = await spawnServer(dataDir, await freePort());
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+  const vm = await call<{ server: { id: string }; os_collect_config_conf: string }>('POST', '/v1/default/servers', { name: 'bench-vm' });
+  const loop = agentLoop(vm.os_collect_config_conf);
+  loop.start();
+  const times: number[] = [];
+  try {
+    const { software_config: config } = await call<{ software_config: { id: string } }>('POST', '/v1/default/software_configs', {
+      group: 'script',
+      config: '#!/bin/sh\necho ok\n',
+    });
+    for (let i = 0; i <= ROUND_TRIPS; i++) {
+      const started = performance.now();
+      const { software_deployment: d } = await call<{ software_deployment: { id: string } }>('POST', '/v1/default/software_deployments', {
+        config_id: config.id,
+        server_id: vm.server.id,
+        name: `rt-${i}`,
+      });
+      for (;;) {
+        const { software_deployment: now } = await call<{ software_deployment: { status: string } }>(
+          'GET',
+          `/v1/default/software_deployments/${d.id}?wait=30`,
+        );
+        if (now.status === 'COMPLETE') break;
+        if (now.status !== 'IN_PROGRESS') throw new Error(`round trip ${i} ended ${now.status}`);
+      }
+      if (i > 0) times.push(performance.now() - started); // the first one warms the page cache
+      log(`round trip ${i}: ${(performance.now() - started).toFixed(0)} ms${i === 0 ? ' (warm-up, not counted)' : ''}`);
+    }
+  } finally {
+    await loop.close();
+    server.child.kill('SIGTERM');
+    await server.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return { median: median(times), p90: sorted[Math.floor(sorted.length * 0.9)] ?? NaN, all: times };
 }
 
 async function main(): Promise<void> {
@@ -135,6 +191,14 @@ async function main(): Promise<void> {
   log(`| hearth os-collect-config (bundle) | ${ours_.toFixed(1)} MiB |`);
   log(`| Debian os-collect-config 12.0.0 | ${theirs.toFixed(1)} MiB |`);
   log(`| ratio (goal ≤ ${GOAL_RSS_RATIO} and < ${GOAL_RSS_MB} MiB) | ${ratio.toFixed(2)} ${ok ? 'met' : 'NOT met'} |`);
+
+  log('');
+  const rt = await roundTrip();
+  log('| deployment round trip, create -> script hook -> COMPLETE (hearth transport, bundles) | ms |');
+  log('| --- | --- |');
+  log(`| median of ${rt.all.length} | ${rt.median.toFixed(0)} |`);
+  log(`| p90 | ${rt.p90.toFixed(0)} |`);
+  log(`| goal < ${GOAL_ROUND_TRIP_MS} ms | ${rt.median < GOAL_ROUND_TRIP_MS ? 'met' : 'NOT met'} |`);
 }
 
 await main();
