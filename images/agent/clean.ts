@@ -1,0 +1,103 @@
+// `hearth-agent clean`: forget this instance before the disk is captured as an image (like `cloud-init clean`):
+// its identity and metadata, the collectors' caches, the deployed markers, the signal outbox and every credential.
+// What the image itself provides (hook launchers, templates, local-data, units, cfn-hup hooks) stays.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { agentPaths } from '@hearth/agent-kit/paths';
+import { ExitError } from '@hearth/agent-kit/exit';
+
+/** Options of clean. */
+export interface CleanOptions {
+  /** List what would go, remove nothing. Default false. */
+  dryRun: boolean;
+  /** Keep /etc/os-collect-config.conf (it holds the server's credential once rendered). Default false. */
+  keepConfig: boolean;
+  /** Environment the paths come from (HEARTH_ROOT and the per-path overrides). Default process.env. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** One thing clean removes, with why. */
+export interface CleanTarget {
+  /** Absolute path. */
+  path: string;
+  /** What it is, for the listing. */
+  what: string;
+}
+
+/** The entries of `dir` except `keep`, each as a target. */
+function entriesOf(dir: string, what: string, keep: ReadonlySet<string> = new Set()): CleanTarget[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => !keep.has(name))
+    .sort()
+    .map((name) => ({ path: join(dir, name), what }));
+}
+
+/** The single file `path` as a target when it exists. */
+function fileAt(path: string, what: string): CleanTarget[] {
+  return existsSync(path) ? [{ path, what }] : [];
+}
+
+/** Everything clean would remove under the given options' paths, in a stable order. */
+export function cleanTargets(options: Pick<CleanOptions, 'keepConfig' | 'env'>): CleanTarget[] {
+  const paths = agentPaths(options.env);
+  // The hooks live in heat-config's dir and local-data in the collector's cache dir by default: both are the image's.
+  const keepInHeatConfig =
+    dirname(paths.heatConfigHooksDir) === paths.heatConfigDir ? new Set([basename(paths.heatConfigHooksDir)]) : undefined;
+  const keepInCache = dirname(paths.localDataDir) === paths.collectCacheDir ? new Set([basename(paths.localDataDir)]) : undefined;
+  const targets = [
+    ...entriesOf(paths.heatCfntoolsDir, 'instance identity and boot data (heat-cfntools)'),
+    ...fileAt(paths.heatLocalDataPath, 'boot metadata'),
+    ...entriesOf(paths.cfnCacheDir, 'metadata cache (cfn)'),
+    ...fileAt(join(paths.cfnConfigDir, 'cfn-credentials'), 'credentials (cfn)'),
+    ...entriesOf(paths.collectCacheDir, 'metadata cache (os-collect-config)', keepInCache),
+    ...entriesOf(paths.collectBackupCacheDir, 'metadata cache backup (os-collect-config)'),
+    ...entriesOf(paths.heatConfigDir, 'deployment state (heat-config)', keepInHeatConfig),
+    ...entriesOf(paths.heatConfigDeployedDir, 'deployed markers'),
+    ...fileAt(paths.heatConfigFile, 'rendered deployments'),
+    ...entriesOf(paths.stateDir, 'outbox, credentials and state (hearth)'),
+    ...fileAt(paths.refreshLockFile, 'lock'),
+    ...(options.keepConfig ? [] : fileAt(paths.collectConfigFile, 'collector config with credentials')),
+  ];
+  // An entry removed whole makes the targets inside it redundant (by default the deployed dir sits in heat-config's dir).
+  const seen = new Set<string>();
+  return targets.filter((target) => {
+    if (seen.has(target.path) || [...seen].some((path) => target.path.startsWith(`${path}/`))) return false;
+    seen.add(target.path);
+    return true;
+  });
+}
+
+/** Removes (or with dryRun lists) every clean target; returns what was (or would be) removed. */
+export function clean(options: CleanOptions): CleanTarget[] {
+  const targets = cleanTargets(options);
+  if (!options.dryRun) for (const target of targets) rmSync(target.path, { recursive: true, force: true });
+  return targets;
+}
+
+/** Usage of `hearth-agent clean`. */
+export const CLEAN_USAGE = `usage: hearth-agent clean [--dry-run] [--keep-config]
+
+Forgets this instance before its disk is captured as an image: instance identity and boot data
+(/var/lib/heat-cfntools), metadata caches, deployed markers, the rendered deployments, the signal
+outbox and credentials (/var/lib/hearth, /etc/cfn/cfn-credentials) and /etc/os-collect-config.conf.
+Keeps the hooks, templates, local-data and units. Paths honour HEARTH_ROOT and the per-path env vars.
+
+  --dry-run      print what would be removed, remove nothing
+  --keep-config  keep /etc/os-collect-config.conf
+`;
+
+/** `hearth-agent clean ARGS`: prints one `removed <path> (<what>)` line per target; 2 on a bad flag. */
+export async function cleanMain(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const flags = new Set(argv);
+  if (flags.has('--help') || flags.has('-h')) {
+    process.stdout.write(CLEAN_USAGE);
+    return 0;
+  }
+  const unknown = argv.filter((arg) => arg !== '--dry-run' && arg !== '--keep-config');
+  if (unknown.length > 0) throw new ExitError(2, `clean: unknown argument ${JSON.stringify(unknown[0])}\n${CLEAN_USAGE}`);
+  const dryRun = flags.has('--dry-run');
+  const removed = clean({ dryRun, keepConfig: flags.has('--keep-config'), env });
+  for (const target of removed) process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${target.path} (${target.what})\n`);
+  return 0;
+}
