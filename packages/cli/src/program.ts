@@ -6,6 +6,8 @@ import { registerEventsCommand } from './commands/events.ts';
 import { registerServerCommands } from './commands/server.ts';
 import { registerStackCommands } from './commands/stack.ts';
 import { registerWaitConditionCommands } from './commands/waitcondition.ts';
+import { registerAlarmCommands } from './commands/alarm.ts';
+import { registerMetricsCommands } from './commands/metrics.ts';
 import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
 import type { CliDeps } from './session.ts';
 
@@ -55,5 +57,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerDeploymentCommands(program, deps);
   registerWaitConditionCommands(program, deps);
   registerEventsCommand(program, deps);
+  registerAlarmCommands(program, deps);
+  registerMetricsCommands(program, deps);
   return program;
 }

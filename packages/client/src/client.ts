@@ -2,6 +2,7 @@ import { configMethods, type ConfigMethods } from './configs.ts';
 import { deploymentMethods, type DeploymentMethods } from './deployments.ts';
 import { eventMethods, type EventMethods } from './events.ts';
 import { guestMethods, type GuestMethods } from './guest.ts';
+import { metricMethods, type MetricMethods } from './metrics.ts';
 import { createTransport } from './http.ts';
 import { normalizeClientOptions, type ClientOptions, type NormalizedClientOptions } from './options.ts';
 import { serverMethods, type ServerMethods } from './servers.ts';
@@ -10,7 +11,7 @@ import { waitConditionMethods, type WaitConditionMethods } from './wait-conditio
 
 /** A client of hearth-server: every native (operator) and guest (agent) call. */
 export interface HearthClient
-  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods {
+  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods, MetricMethods {
   /** The options in force, defaults applied. */
   readonly options: NormalizedClientOptions;
 }
@@ -30,5 +31,6 @@ export function createClient(options: ClientOptions): HearthClient {
     ...deploymentMethods(transport),
     ...eventMethods(transport),
     ...guestMethods(transport),
+    ...metricMethods(transport),
   };
 }

@@ -15,6 +15,7 @@ export { type WaitConditionMethods, type WaitConditionPoll, type WaitConditionPo
 export { type ConfigMethods, type PageOptions } from './configs.ts';
 export { type DeploymentMethods, type DeploymentListOptions, MAX_WAIT_SECONDS } from './deployments.ts';
 export { type EventMethods } from './events.ts';
+export { type MetricMethods } from './metrics.ts';
 export { type EventStreamOptions } from './event-stream.ts';
 export { type GuestMethods, type MetadataRequest, type MetadataResult, type SignalOptions } from './guest.ts';
 export { SseParser, type SseMessage } from './sse-parser.ts';
