@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createHash, createHmac } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { signV2 } from '@hearth/protocol/signing';
@@ -61,6 +62,66 @@ test('PutMetricData signed with a server credential (v2, form body) stores the s
       [12, 'Percent', vm.serverId, 'system/linux', { AutoScalingGroupName: 'web' }],
       [91.5, 'Percent', vm.serverId, 'system/linux', { AutoScalingGroupName: 'web' }],
     ]);
+  } finally {
+    await done();
+  }
+});
+
+/** Signs a form POST to /v1/ with SigV4 as boto does (Authorization header, the form body hashed). */
+function sigV4Headers(key: string, secret: string, body: string, date = new Date()): Record<string, string> {
+  const amzDate = date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+  const day = amzDate.slice(0, 8);
+  const scope = `${day}/RegionOne/monitoring/aws4_request`;
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  const canonical = ['POST', '/v1/', '', `host:${HOST}\nx-amz-date:${amzDate}\n`, 'host;x-amz-date', sha256(body)].join('\n');
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+  const signingKey = [day, 'RegionOne', 'monitoring', 'aws4_request'].reduce<Buffer>(
+    (k, part) => createHmac('sha256', k).update(part).digest(),
+    Buffer.from(`AWS4${secret}`),
+  );
+  const signature = createHmac('sha256', signingKey).update(toSign).digest('hex');
+  return {
+    'x-amz-date': amzDate,
+    authorization: `AWS4-HMAC-SHA256 Credential=${key}/${scope},SignedHeaders=host;x-amz-date,Signature=${signature}`,
+  };
+}
+
+test('PutMetricData also comes signed with SigV4 (boto 2 against a CloudWatch endpoint) or with v2 in the query string', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await credentialOf(app);
+    const body = new URLSearchParams({ Action: 'PutMetricData', Version: '2010-08-01', ...memory('55') }).toString();
+    const v4 = await app.inject({
+      method: 'POST',
+      url: '/v1/',
+      headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8', ...sigV4Headers(vm.key, vm.secret, body) },
+      payload: body,
+    });
+    assert.equal(v4.statusCode, 200, v4.body);
+    const tampered = await app.inject({
+      method: 'POST',
+      url: '/v1/',
+      headers: { host: HOST, 'content-type': 'application/x-www-form-urlencoded', ...sigV4Headers(vm.key, vm.secret, body) },
+      payload: body.replace('Value=55', 'Value=56'),
+    });
+    assert.equal(tampered.statusCode, 403);
+    const inQuery = await app.inject({
+      method: 'POST',
+      url: `/v1/?${signedForm(vm.key, vm.secret, memory('66'))}`,
+      headers: { host: HOST },
+    });
+    assert.equal(inQuery.statusCode, 200, inQuery.body);
+    const listed = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(
+      listed
+        .json()
+        .samples.map((sample: { value: number }) => sample.value)
+        .sort(),
+      [55, 66],
+    );
   } finally {
     await done();
   }
