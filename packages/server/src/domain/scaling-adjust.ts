@@ -198,6 +198,7 @@ export class ScalingAdjuster {
         attempts: 0,
         next_attempt_at: now,
         last_error: null,
+        claimed_until: null,
         created_at: now,
         delivered_at: null,
       })

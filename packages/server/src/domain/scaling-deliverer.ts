@@ -15,6 +15,8 @@ export interface DelivererOptions {
   timeoutMs?: number;
   /** Longest wait between retries (default 30 s). */
   maxRetryDelayMs?: number;
+  /** How long delivered rows are kept (they count in a group's `delivered`; default 7 days). */
+  keepDeliveredMs?: number;
 }
 
 /**
@@ -30,6 +32,8 @@ export class ActuatorDeliverer {
   private readonly pollMs: number;
   private readonly timeoutMs: number;
   private readonly maxRetryDelayMs: number;
+  private readonly keepDeliveredMs: number;
+  private lastPrune = 0;
 
   constructor(
     private readonly store: Store,
@@ -41,6 +45,7 @@ export class ActuatorDeliverer {
     this.pollMs = options.pollMs ?? 250;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.keepDeliveredMs = options.keepDeliveredMs ?? 7 * 24 * 3600 * 1000;
   }
 
   /** Starts delivering: on every outbox change and every `pollMs`. */
@@ -90,7 +95,32 @@ export class ActuatorDeliverer {
     const due = [...heads.values()].filter((row) => row.next_attempt_at <= nowIso);
     const delivered = await Promise.all(due.map((row) => this.attempt(row)));
     if (delivered.some(Boolean)) this.again = true;
+    if (Date.now() - this.lastPrune > 60_000) await this.prune();
     return due.length;
+  }
+
+  /** Drops delivered rows older than `keepDeliveredMs`. */
+  async prune(): Promise<void> {
+    this.lastPrune = Date.now();
+    const before = new Date(Date.now() - this.keepDeliveredMs).toISOString();
+    await this.store.write(({ trx }) =>
+      trx.deleteFrom('actuator_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', before).execute(),
+    );
+  }
+
+  /** Claims a delivery for one POST (a conditional update): false when another deliverer holds it or it is no longer pending. */
+  private claim(row: ActuatorDeliveryRow): Promise<boolean> {
+    return this.store.write(async ({ trx, now }) => {
+      const until = new Date(Date.parse(now) + this.timeoutMs + 5000).toISOString();
+      const result = await trx
+        .updateTable('actuator_deliveries')
+        .set({ claimed_until: until })
+        .where('id', '=', row.id)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    });
   }
 
   /** POSTs one delivery; true on a 2xx. */
@@ -100,7 +130,7 @@ export class ActuatorDeliverer {
       .select(['id', 'project_id', 'name', 'actuator_url', 'actuator_secret_sealed'])
       .where('id', '=', row.group_id)
       .executeTakeFirst();
-    if (!group) return false;
+    if (!group || !(await this.claim(row))) return false;
     let error: string | null = null;
     try {
       const body = JSON.stringify(await this.render(JSON.parse(row.payload) as ActuatorWebhook));
@@ -130,7 +160,7 @@ export class ActuatorDeliverer {
       if (error === null) {
         await trx
           .updateTable('actuator_deliveries')
-          .set({ status: 'delivered', attempts, delivered_at: now, last_error: null })
+          .set({ status: 'delivered', attempts, delivered_at: now, last_error: null, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
         event({ ...base, type: 'scaling_group.delivered', message: `Change ${row.sequence} delivered to the actuator`, data });
@@ -138,7 +168,7 @@ export class ActuatorDeliverer {
         const next = new Date(Date.parse(now) + retryDelayMs(attempts, this.maxRetryDelayMs)).toISOString();
         await trx
           .updateTable('actuator_deliveries')
-          .set({ attempts, next_attempt_at: next, last_error: error })
+          .set({ attempts, next_attempt_at: next, last_error: error, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
         // One event when a delivery starts failing, not one per retry.

@@ -77,6 +77,8 @@ export interface ActuatorDeliveriesTable {
   attempts: number;
   next_attempt_at: string;
   last_error: string | null;
+  /** While a deliverer is POSTing it: until when its claim holds. */
+  claimed_until: string | null;
   created_at: string;
   delivered_at: string | null;
 }

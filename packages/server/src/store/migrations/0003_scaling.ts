@@ -77,6 +77,8 @@ export function migration0003(dialect: DialectName): Migration {
         .addColumn('attempts', 'integer', (c) => c.notNull())
         .addColumn('next_attempt_at', 'varchar(32)', (c) => c.notNull())
         .addColumn('last_error', 'text')
+        // Set while one deliverer POSTs it, so replicas sharing a database never send it twice at once.
+        .addColumn('claimed_until', 'varchar(32)')
         .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
         .addColumn('delivered_at', 'varchar(32)')
         .addUniqueConstraint('actuator_deliveries_sequence', ['group_id', 'sequence'])

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ActuatorWebhook } from '@hearth/protocol';
+import { ADMIN, testApp } from '../test-support.ts';
+import { ActuatorDeliverer } from './scaling-deliverer.ts';
+
+test('two deliverers on one database send each change once, in order; delivered rows are pruned by age', async () => {
+  const { app, done } = await testApp();
+  const seen: ActuatorWebhook[] = [];
+  const receiver = createServer((request, response) => {
+    let raw = '';
+    request.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    // A slow receiver widens the window in which a second deliverer could pick the same row.
+    request.on('end', () => setTimeout(() => (seen.push(JSON.parse(raw) as ActuatorWebhook), response.writeHead(200).end()), 30));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const { services } = app;
+  const transport = { publicUrl: services.publicUrl, secrets: services.secrets };
+  const second = new ActuatorDeliverer(services.store, services.feed, transport, (error) => assert.fail(String(error)), {
+    pollMs: 5,
+    keepDeliveredMs: 0,
+  });
+  second.start();
+  try {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`;
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+    const group = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      payload: { name: 'g', min_size: 1, max_size: 20, actuator: { url } },
+    });
+    assert.equal(group.statusCode, 201, group.body);
+    for (let size = 2; size <= 6; size++) {
+      const update = await app.inject({
+        method: 'PATCH',
+        url: '/v1/default/stacks/web/scaling_groups/g',
+        headers: ADMIN,
+        payload: { desired_capacity: size },
+      });
+      assert.equal(update.statusCode, 200);
+    }
+    const end = Date.now() + 10_000;
+    while (seen.length < 6 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // room for a duplicate to show up
+    assert.deepEqual(
+      seen.map((hook) => hook.sequence),
+      [1, 2, 3, 4, 5, 6],
+    );
+    assert.equal(new Set(seen.map((hook) => hook.delivery_id)).size, 6);
+    const delivered = () =>
+      services.store.reader.selectFrom('actuator_deliveries').select('id').where('status', '=', 'delivered').execute();
+    assert.equal((await delivered()).length, 6);
+    await second.prune();
+    assert.equal((await delivered()).length, 0);
+  } finally {
+    await second.stop();
+    await done();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+});
