@@ -128,8 +128,12 @@ export class AlarmActionDeliverer {
     this.options = Object.freeze({ ...DEFAULT_DELIVERY_OPTIONS, ...options });
   }
 
-  /** Attempts every delivery that is due; returns how many succeeded. Call from the lease holder only. */
-  async deliverDue(now = new Date()): Promise<number> {
+  /**
+   * Attempts every delivery that is due, until `stopAtMs` (epoch ms) passes; returns how many
+   * succeeded. Call from the lease holder only, with a stop well inside its lease, so that no other
+   * process can take the lease and send the same delivery meanwhile.
+   */
+  async deliverDue(now = new Date(), stopAtMs = Number.POSITIVE_INFINITY): Promise<number> {
     const rows = await this.store.reader
       .selectFrom('alarm_deliveries')
       .selectAll()
@@ -140,6 +144,7 @@ export class AlarmActionDeliverer {
     const blocked = new Set<string>();
     let delivered = 0;
     for (const row of rows) {
+      if (Date.now() >= stopAtMs) break;
       const key = `${row.alarm_id} ${row.url}`;
       if (blocked.has(key)) continue;
       if (row.next_attempt_at > now.toISOString()) {

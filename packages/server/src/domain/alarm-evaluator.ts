@@ -138,6 +138,7 @@ export class AlarmEvaluator {
   private async run(at?: Date): Promise<EvaluationRun> {
     const idle = { leader: false, evaluated: 0, changed: 0, pruned: 0, delivered: 0 };
     if (!(await this.acquire())) return idle;
+    const leaseHalfLife = Date.now() + (this.options.leaseSeconds * 1000) / 2;
     const nowMs = (at ?? new Date()).getTime();
     const alarms = await this.store.reader.selectFrom('alarms').selectAll().where('enabled', '=', 1).orderBy('id').execute();
     const decisions: Array<{ alarm: AlarmRow; decision: Decision }> = [];
@@ -203,7 +204,8 @@ export class AlarmEvaluator {
       return { changed, pruned };
     });
     if (written === null) return idle;
-    const delivered = await this.deliverer.deliverDue();
+    // Deliveries stop at half the lease: a slow receiver cannot keep this run past it.
+    const delivered = await this.deliverer.deliverDue(new Date(), leaseHalfLife);
     return { leader: true, evaluated: decisions.length, changed: written.changed, pruned: written.pruned, delivered };
   }
 }
