@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// Renders cloud-init user-data that installs and starts hearth's agent on a stock cloud image, from the JSON
+// `hearth server create --json` prints (its os_collect_config_conf holds the server's credential).
+//
+//   hearth server create web-1 --json | node images/cloud-init/render-user-data.mjs \
+//       --agent-url https://example.test/hearth-agent --agent-sha256 <hex> > user-data
+//   node images/cloud-init/render-user-data.mjs --preinstalled < server.json > user-data   (agent already in the image)
+//
+// Exit 2 with a message on bad flags or input. Prints the user-data on stdout.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const here = new URL('.', import.meta.url).pathname;
+const USAGE = `usage: render-user-data.mjs [SERVER_JSON] (--agent-url URL --agent-sha256 HEX | --preinstalled)
+  SERVER_JSON      the output of \`hearth server create --json\` (default: stdin)
+  --agent-url      where the VM downloads the hearth-agent single executable at first boot
+  --agent-sha256   its SHA-256 (hex); the download is refused when it differs
+  --preinstalled   the image already has /usr/bin/hearth-agent (baked); download nothing
+`;
+
+function fail(message) {
+  process.stderr.write(`render-user-data: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+/**
+ * A YAML block scalar for `text`, the value of a key indented `parentIndent` spaces (its lines go two deeper); falls
+ * back to a JSON (YAML double-quoted) string for text a block scalar cannot hold (control characters).
+ */
+export function yamlBlock(text, parentIndent) {
+  // eslint-disable-next-line no-control-regex -- control characters cannot go into a block scalar
+  if (text === '' || /[\u0000-\u0008\u000b-\u001f\u007f\u0085\u2028\u2029\ufeff]/.test(text)) return JSON.stringify(text);
+  const trailing = /\n*$/.exec(text)[0].length;
+  const chomp = trailing === 0 ? '-' : trailing === 1 ? '' : '+';
+  const body = text.slice(0, text.length - trailing).split('\n');
+  const pad = ' '.repeat(parentIndent + 2);
+  const lines = body.map((line) => (line === '' ? '' : pad + line));
+  return `|2${chomp}\n${lines.join('\n')}${'\n'.repeat(Math.max(trailing - 1, 0))}`;
+}
+
+/** Double-quoted YAML scalar (JSON's escapes are a subset of YAML's). */
+const quoted = (value) => JSON.stringify(value);
+
+/** The user-data text for a created server and how the agent gets onto the VM. */
+export function renderUserData(created, options, template = readFileSync(join(here, 'user-data.yaml'), 'utf8')) {
+  const conf = created?.os_collect_config_conf;
+  if (typeof conf !== 'string' || conf.trim() === '')
+    throw new Error('the JSON has no os_collect_config_conf: is it `hearth server create --json` output?');
+  const unit = (name) => readFileSync(join(here, '..', 'systemd', name), 'utf8');
+  let install;
+  if (options.preinstalled) {
+    install = `[sh, -c, ${quoted('test -x /usr/bin/hearth-agent || { echo "hearth: /usr/bin/hearth-agent missing (image not baked?)" >&2; exit 1; }')}]`;
+  } else {
+    if (!/^https?:\/\/\S+$/.test(options.agentUrl ?? ''))
+      throw new Error(`--agent-url must be an http(s) URL, got ${JSON.stringify(options.agentUrl ?? '')}`);
+    if (!/^[0-9a-f]{64}$/i.test(options.agentSha256 ?? ''))
+      throw new Error(`--agent-sha256 must be 64 hex digits, got ${JSON.stringify(options.agentSha256 ?? '')}`);
+    const script = [
+      'set -eu',
+      'tmp=$(mktemp /usr/bin/.hearth-agent.XXXXXX)',
+      `curl -fsSL --retry 10 --retry-connrefused -o "$tmp" "$1" || wget -q -O "$tmp" "$1"`,
+      'echo "$2  $tmp" | sha256sum -c --quiet -',
+      'chmod 0755 "$tmp"',
+      'mv "$tmp" /usr/bin/hearth-agent',
+    ].join('\n');
+    install = `[sh, -c, ${quoted(script)}, hearth-agent-download, ${quoted(options.agentUrl)}, ${quoted(options.agentSha256.toLowerCase())}]`;
+  }
+  const values = {
+    OS_COLLECT_CONFIG_CONF: yamlBlock(conf.endsWith('\n') ? conf : `${conf}\n`, 4),
+    UNIT_OS_COLLECT_CONFIG: yamlBlock(unit('os-collect-config.service'), 4),
+    UNIT_HEAT_CONFIG_NOTIFY: yamlBlock(unit('heat-config-notify.service'), 4),
+    UNIT_CFN_HUP: yamlBlock(unit('cfn-hup.service'), 4),
+    INSTALL_AGENT: install,
+  };
+  return template.replace(/'@([A-Z_]+)@'/g, (marker, name) => {
+    if (!(name in values)) throw new Error(`template marker ${marker} has no value`);
+    return values[name];
+  });
+}
+
+if (process.argv[1] && new URL(`file://${process.argv[1]}`).pathname === new URL(import.meta.url).pathname) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        'agent-url': { type: 'string' },
+        'agent-sha256': { type: 'string' },
+        preinstalled: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    fail(error.message);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  if (parsed.positionals.length > 1) fail('at most one SERVER_JSON file');
+  if (parsed.values.preinstalled && parsed.values['agent-url']) fail('--preinstalled and --agent-url exclude each other');
+  let created;
+  try {
+    created = JSON.parse(readFileSync(parsed.positionals[0] ?? 0, 'utf8'));
+  } catch (error) {
+    fail(`cannot read the server JSON: ${error.message}`);
+  }
+  try {
+    process.stdout.write(
+      renderUserData(created, {
+        preinstalled: parsed.values.preinstalled === true,
+        agentUrl: parsed.values['agent-url'],
+        agentSha256: parsed.values['agent-sha256'],
+      }),
+    );
+  } catch (error) {
+    fail(error.message);
+  }
+}
