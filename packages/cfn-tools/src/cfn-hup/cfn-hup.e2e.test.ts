@@ -67,12 +67,13 @@ test('the daemon fires post.update within one interval of a metadata change, exa
   await waitFor(() => existsSync(join(root, 'var/cache/heat-cfntools/last_metadata_Server')), 15_000);
   const polls = () => api.requests.filter((request) => request.status === 200).length;
   const before = polls();
-  await waitFor(() => polls() > before, intervalMs + 1500);
+  await waitFor(() => polls() > before, intervalMs * 2);
   assert.deepEqual(firedLines(root), [], 'first sight of the metadata is post.add, which no hook here subscribes to');
 
   api.setMetadata('web', 'Server', INIT(2));
   const elapsed = await waitFor(() => firedLines(root).length > 0, intervalMs * 2);
-  assert.ok(elapsed <= intervalMs + 500, `fired ${elapsed} ms after the change, interval ${intervalMs} ms`);
+  // one interval, plus the pass's own work (a signed GET and /bin/sh) on a loaded machine
+  assert.ok(elapsed <= intervalMs + 1000, `fired ${elapsed} ms after the change, interval ${intervalMs} ms`);
   const afterChange = polls();
   await waitFor(() => polls() >= afterChange + 2, intervalMs * 3);
   assert.deepEqual(firedLines(root), [`init ${process.getuid?.()}`], 'exactly once, and not the hook on another key');

@@ -26,6 +26,14 @@ export function tickExpression(intervalSeconds: number): string {
   return Number.isInteger(minutes) ? '0 * * * * *' : '* * * * * *';
 }
 
+/** Seconds between two ticks of an expression made by tickExpression. */
+function tickSeconds(expression: string): number {
+  const [seconds = '', minutes = ''] = expression.split(' ');
+  if (seconds.startsWith('*/')) return Number(seconds.slice(2));
+  if (minutes.startsWith('*/')) return Number(minutes.slice(2)) * 60;
+  return seconds === '*' ? 1 : 60;
+}
+
 /** Runs until `signal` aborts; resolves then. */
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { log } = options;
@@ -55,8 +63,10 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const { default: cron } = await import('node-cron');
   let expression = tickExpression(intervalMs() / 1000);
   const tick = (): void => {
-    // a tick earlier than the interval (an expression that does not divide it) waits for the next one
-    if (busy || Date.now() - lastStarted < intervalMs() - 250) return;
+    // an expression that ticks at the interval runs on every tick; a finer one (the interval does not divide
+    // a minute or an hour) runs once the interval has passed since the last pass started
+    const exact = tickSeconds(expression) === intervalMs() / 1000;
+    if (busy || (!exact && Date.now() - lastStarted < intervalMs() - 250)) return;
     busy = true;
     running = pass('interval')
       .catch((error: unknown) => log.error('pass failed', { error: (error as Error).message }))
