@@ -7,8 +7,10 @@ import { cleanMain } from './clean.ts';
 import { BUILTINS, type AgentTable, type CommandLoader } from './commands.ts';
 import { installMain } from './install.ts';
 
-/** The name hearth-agent answers to itself (and its bundle's file names). */
-const SELF_NAMES = new Set(['hearth-agent', 'hearth-agent.cjs', 'hearth-agent.js']);
+/** True for the names hearth-agent answers to as itself: hearth-agent, hearth-agent.cjs, a versioned copy like hearth-agent-0.1. */
+function isSelfName(name: string): boolean {
+  return name === '' || name.startsWith('hearth-agent');
+}
 
 /** `hearth-agent --help`: every command and hook this build holds. */
 export function helpText(table: AgentTable): string {
@@ -50,7 +52,7 @@ export function dispatch(table: AgentTable, argv: string[] = process.argv): void
     start(command);
     return;
   }
-  if (!SELF_NAMES.has(calledAs) && calledAs !== '') {
+  if (!isSelfName(calledAs)) {
     const hint = `hearth-agent: called as ${JSON.stringify(calledAs)}, which is not one of its commands; see hearth-agent --help`;
     return finish(() => Promise.reject(new ExitError(2, hint)));
   }

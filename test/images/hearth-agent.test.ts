@@ -76,6 +76,11 @@ test('unknown commands, names and hook groups exit 2 and say what this build has
   const badName = agent(join(dir, 'not-an-agent'), ['--help']);
   assert.equal(badName.status, 2);
   assert.match(badName.stderr, /called as "not-an-agent"/);
+  // A renamed (versioned) copy is still hearth-agent itself.
+  symlinkSync(bundle, join(dir, 'hearth-agent-0.1'));
+  const versioned = agent(join(dir, 'hearth-agent-0.1'), ['--version']);
+  assert.equal(versioned.status, 0, versioned.stderr);
+  assert.match(versioned.stdout, /^hearth-agent /);
 });
 
 test('hook GROUP runs the hook on a deployment from stdin', () => {
