@@ -8,6 +8,8 @@ import { registerStackCommands } from './commands/stack.ts';
 import { registerWaitConditionCommands } from './commands/waitcondition.ts';
 import { registerAlarmCommands } from './commands/alarm.ts';
 import { registerMetricsCommands } from './commands/metrics.ts';
+import { registerScalingGroupCommands } from './commands/scaling-group.ts';
+import { registerScalingPolicyCommands } from './commands/scaling-policy.ts';
 import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
 import type { CliDeps } from './session.ts';
 
@@ -59,5 +61,7 @@ export function buildProgram(deps: CliDeps): Command {
   registerEventsCommand(program, deps);
   registerAlarmCommands(program, deps);
   registerMetricsCommands(program, deps);
+  registerScalingGroupCommands(program, deps);
+  registerScalingPolicyCommands(program, deps);
   return program;
 }

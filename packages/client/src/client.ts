@@ -3,6 +3,7 @@ import { deploymentMethods, type DeploymentMethods } from './deployments.ts';
 import { eventMethods, type EventMethods } from './events.ts';
 import { guestMethods, type GuestMethods } from './guest.ts';
 import { metricMethods, type MetricMethods } from './metrics.ts';
+import { scalingMethods, type ScalingMethods } from './scaling.ts';
 import { createTransport } from './http.ts';
 import { normalizeClientOptions, type ClientOptions, type NormalizedClientOptions } from './options.ts';
 import { serverMethods, type ServerMethods } from './servers.ts';
@@ -11,7 +12,7 @@ import { waitConditionMethods, type WaitConditionMethods } from './wait-conditio
 
 /** A client of hearth-server: every native (operator) and guest (agent) call. */
 export interface HearthClient
-  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods, MetricMethods {
+  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods, MetricMethods, ScalingMethods {
   /** The options in force, defaults applied. */
   readonly options: NormalizedClientOptions;
 }
@@ -32,5 +33,6 @@ export function createClient(options: ClientOptions): HearthClient {
     ...eventMethods(transport),
     ...guestMethods(transport),
     ...metricMethods(transport),
+    ...scalingMethods(transport),
   };
 }

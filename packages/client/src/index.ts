@@ -19,3 +19,4 @@ export { type MetricMethods } from './metrics.ts';
 export { type EventStreamOptions } from './event-stream.ts';
 export { type GuestMethods, type MetadataRequest, type MetadataResult, type SignalOptions } from './guest.ts';
 export { SseParser, type SseMessage } from './sse-parser.ts';
+export { type ScalingMethods } from './scaling.ts';

@@ -1,17 +1,6 @@
-import type {
-  AdjustmentType,
-  ScalingGroup,
-  ScalingGroupCreate,
-  ScalingGroupCreated,
-  ScalingGroupUpdate,
-  ScalingMember,
-  ScalingMembersChange,
-  ScalingPolicy,
-  ScalingPolicyCreate,
-  ScalingPolicyRotate,
-  ScalingSignalResult,
-} from '@hearth/protocol';
-import { ExitError, EXIT, usageError } from '../errors.ts';
+import type { AdjustmentType } from '@hearth/protocol';
+import type { ScalingMethods } from '@hearth/client';
+import { usageError } from '../errors.ts';
 import type { Session } from '../session.ts';
 import { RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
 
@@ -25,35 +14,9 @@ export const MAX_SCALING_GROUP_SIZE = 10000;
 /** Longest cooldown in seconds (protocol MAX_SCALING_COOLDOWN). */
 export const MAX_SCALING_COOLDOWN = 86400;
 
-/** The client calls the scaling commands make: @hearth/client's ScalingMethods. */
-export interface ScalingCalls {
-  createScalingGroup(stack: string, body: ScalingGroupCreate): Promise<ScalingGroupCreated>;
-  listScalingGroups(stack: string): Promise<ScalingGroup[]>;
-  getScalingGroup(stack: string, name: string): Promise<ScalingGroup>;
-  updateScalingGroup(stack: string, name: string, body: ScalingGroupUpdate): Promise<ScalingGroup>;
-  deleteScalingGroup(stack: string, name: string): Promise<void>;
-  listScalingMembers(stack: string, name: string): Promise<ScalingMember[]>;
-  changeScalingMembers(stack: string, name: string, body: ScalingMembersChange): Promise<ScalingGroup>;
-  createScalingPolicy(stack: string, body: ScalingPolicyCreate): Promise<ScalingPolicy>;
-  listScalingPolicies(stack: string): Promise<ScalingPolicy[]>;
-  getScalingPolicy(stack: string, name: string): Promise<ScalingPolicy>;
-  deleteScalingPolicy(stack: string, name: string): Promise<void>;
-  rotateScalingPolicy(stack: string, name: string, body?: ScalingPolicyRotate): Promise<ScalingPolicy>;
-  revokeScalingPolicy(stack: string, name: string): Promise<ScalingPolicy>;
-  signalScalingPolicy(stack: string, name: string, payload?: unknown): Promise<ScalingSignalResult>;
-}
-
-const CALLS: ReadonlyArray<keyof ScalingCalls> = ['createScalingGroup', 'getScalingPolicy', 'signalScalingPolicy'];
-
-/** The session's client as scaling calls, or an internal error when the client in use has no scaling methods. */
-export function scalingClient(session: Session): ScalingCalls {
-  const client: unknown = session.client();
-  const record = client as Record<string, unknown>;
-  if (CALLS.every((name) => typeof record[name] === 'function')) return client as ScalingCalls;
-  throw new ExitError(EXIT.FAILED, 'this hearth client has no scaling methods', {
-    hint: "@hearth/client's createClient must spread scalingMethods(transport)",
-    code: 'ERR_CLIENT_UNSUPPORTED',
-  });
+/** The scaling calls of the session's client (hearth's client has them all). */
+export function scalingClient(session: Session): ScalingMethods {
+  return session.client();
 }
 
 /** Parses a whole number in min..max (negative allowed when min < 0) for `flag`; throws a usage error. */

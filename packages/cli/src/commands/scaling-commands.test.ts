@@ -5,18 +5,14 @@ import {
   MAX_SCALING_COOLDOWN as PROTOCOL_COOLDOWN,
   MAX_SCALING_GROUP_SIZE as PROTOCOL_SIZE,
 } from '@hearth/protocol';
-import { createClient, type ClientOptions, type HearthClient } from '@hearth/client';
+import { createClient } from '@hearth/client';
 import { startServer, type TestServer } from '../../../../test/helpers/server.ts';
-// The scaling methods are not spread into createClient yet: the test adds them as that wiring will.
-import { scalingMethods } from '../../../client/src/scaling.ts';
-import { createTransport } from '../../../client/src/http.ts';
-import { normalizeClientOptions } from '../../../client/src/options.ts';
 import { describeError } from '../error-report.ts';
 import type { CliIo } from '../io.ts';
 import { buildProgram } from '../program.ts';
 import { ADJUSTMENT_TYPES, MAX_SCALING_COOLDOWN, MAX_SCALING_GROUP_SIZE } from './scaling-client.ts';
-import { buildScalingGroupCreate, buildScalingGroupUpdate, registerScalingGroupCommands } from './scaling-group.ts';
-import { buildScalingPolicyCreate, registerScalingPolicyCommands, signalPayload } from './scaling-policy.ts';
+import { buildScalingGroupCreate, buildScalingGroupUpdate } from './scaling-group.ts';
+import { buildScalingPolicyCreate, signalPayload } from './scaling-policy.ts';
 
 let server: TestServer;
 before(async () => {
@@ -25,8 +21,8 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Runs `hearth` in-process with the scaling commands registered; returns exit code and output. */
-async function hearth(argv: string[], withScaling = true): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `hearth` in-process; returns exit code and output. */
+async function hearth(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = { code: 0, stdout: '', stderr: '' };
   const io: CliIo = {
     stdout: { write: (text) => void (out.stdout += text) },
@@ -35,16 +31,7 @@ async function hearth(argv: string[], withScaling = true): Promise<{ code: numbe
     readTextFile: async () => '',
     now: () => Date.now(),
   };
-  const deps = {
-    io,
-    createClient: (options: ClientOptions): HearthClient =>
-      withScaling
-        ? { ...createClient(options), ...scalingMethods(createTransport(normalizeClientOptions(options))) }
-        : createClient(options),
-  };
-  const program = buildProgram(deps);
-  registerScalingGroupCommands(program, deps);
-  registerScalingPolicyCommands(program, deps);
+  const program = buildProgram({ io, createClient });
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
@@ -180,11 +167,4 @@ test('hearth scaling-group and scaling-policy against a real server', async () =
     'http://h/',
   ]);
   assert.equal(usage.code, 64);
-});
-
-test('a client without the scaling methods fails with a hint, not a TypeError', async () => {
-  const result = await hearth(['scaling-group', 'list', '--stack', 'web'], false);
-  assert.equal(result.code, 1);
-  assert.match(result.stderr, /this hearth client has no scaling methods/);
-  assert.match(result.stderr, /scalingMethods/);
 });

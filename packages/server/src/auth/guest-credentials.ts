@@ -59,7 +59,7 @@ export class GuestCredentials {
       if (!row) return null;
       return { kind: 'deployment', deploymentId: row.id, accessKeyId, projectId: row.project_id, ...placementOf(row, 'deployment') };
     }
-    if ((credential.kind as string) === 'scaling_policy') return this.policyHolder(accessKeyId, credential.target_id);
+    if (credential.kind === 'scaling_policy') return this.policyHolder(accessKeyId, credential.target_id);
     const row = await this.store.reader
       .selectFrom('wait_conditions')
       .innerJoin('stacks', 'stacks.id', 'wait_conditions.stack_id')

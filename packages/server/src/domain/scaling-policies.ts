@@ -26,11 +26,8 @@ import type { ScalingAdjuster } from './scaling-adjust.ts';
 /** Far-future expiry of signal tokens that have no expiry of their own. */
 const NEVER = new Date('2100-01-01T00:00:00Z');
 
-/**
- * The credential kind of a policy's access key. schema.ts types `resource_credentials.kind` as
- * the two kinds it knew; this widens it until that union names 'scaling_policy' too.
- */
-const POLICY_CREDENTIAL_KIND = 'scaling_policy' as ResourceCredentialsTable['kind'];
+/** The credential kind of a policy's access key in `resource_credentials`. */
+const POLICY_CREDENTIAL_KIND: ResourceCredentialsTable['kind'] = 'scaling_policy';
 
 /** Scaling policies: Heat's adjustments, signalled by alarm webhooks on rotatable, revocable URLs. */
 export class ScalingPolicyService {

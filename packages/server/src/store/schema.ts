@@ -139,7 +139,7 @@ export interface WaitConditionSignalsTable {
 export interface ResourceCredentialsTable {
   access_key_id: string;
   project_id: string;
-  kind: 'deployment' | 'wait_condition';
+  kind: 'deployment' | 'wait_condition' | 'scaling_policy';
   target_id: string;
   created_at: string;
 }
