@@ -82,7 +82,7 @@ test('static files land with image modes: configure.d scripts 0755, templates 06
   }
 });
 
-test('the copies have not drifted from the packages: same 55-heat-config and templates, plus the hearth collector section', () => {
+test('the copies have not drifted from the packages: same 55-heat-config and templates', () => {
   const element = (path: string) => readFileSync(join(STATIC, path), 'utf8');
   const pkg = (path: string) => readFileSync(join(ROOT, 'packages', path), 'utf8');
   assert.equal(
@@ -93,12 +93,11 @@ test('the copies have not drifted from the packages: same 55-heat-config and tem
     element('usr/libexec/os-apply-config/templates/var/run/heat-config/heat-config'),
     pkg('apply-config/templates/var/run/heat-config/heat-config'),
   );
-  // The element renders hearth's own long-poll collector too; without the [hearth] block it is the package's template.
+  // Both render hearth's own long-poll collector too, credential included.
   const conf = element('usr/libexec/os-apply-config/templates/etc/os-collect-config.conf');
-  const hearthBlock = /\{\{#hearth\}\}\n[^]*?\{\{\/hearth\}\}\n/;
-  assert.match(conf, hearthBlock);
+  assert.match(conf, /^\[hearth\]\nmetadata_url = \{\{metadata_url\}\}$/m);
   assert.match(conf, /^access_key_id = \{\{access_key_id\}\}$/m);
-  assert.equal(conf.replace(hearthBlock, ''), pkg('apply-config/templates/etc/os-collect-config.conf'));
+  assert.equal(conf, pkg('apply-config/templates/etc/os-collect-config.conf'));
 });
 
 test('the systemd units start after network-online.target and cloud-init, restart on failure and log to the journal', () => {

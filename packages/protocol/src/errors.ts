@@ -40,7 +40,10 @@ export const ERRORS = {
   },
   ERR_STACK_NOT_FOUND: { status: 404, message: 'Stack {stack} does not exist in this project.' },
   ERR_STACK_EXISTS: { status: 409, message: 'A stack named {name} already exists in this project.' },
-  ERR_STACK_NOT_EMPTY: { status: 409, message: 'Stack {stack} still has {count} server(s) or deployment(s); delete them first.' },
+  ERR_STACK_NOT_EMPTY: {
+    status: 409,
+    message: 'Stack {stack} still has {count} server(s), deployment(s) or scaling group(s); delete them first.',
+  },
   ERR_RESOURCE_EXISTS: { status: 409, message: 'Stack {stack} already has a resource named {name}: pick another name.' },
   ERR_RESOURCE_NOT_FOUND: { status: 404, message: 'Resource {name} does not exist in stack {stack}.' },
   ERR_RESOURCE_SIGNAL_UNSUPPORTED: { status: 400, message: 'Resource {name} is a {kind} and takes no signals.' },

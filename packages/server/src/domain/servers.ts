@@ -134,6 +134,7 @@ export class ServerService {
     const row = await this.store.write(async ({ trx, event, publish }) => {
       const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
+      await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
       await trx.deleteFrom('servers').where('id', '=', id).execute();
       event({
         project_id: projectId,

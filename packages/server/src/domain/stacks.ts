@@ -98,7 +98,8 @@ export class StackService {
     await this.store.write(async ({ trx, event, publish }) => {
       const servers = await trx.selectFrom('servers').select('id').where('stack_id', '=', stack.id).execute();
       const deployments = await trx.selectFrom('software_deployments').select('id').where('stack_id', '=', stack.id).execute();
-      const count = servers.length + deployments.length;
+      const groups = await trx.selectFrom('scaling_groups').select('id').where('stack_id', '=', stack.id).execute();
+      const count = servers.length + deployments.length + groups.length;
       if (count > 0) throw new HearthError('ERR_STACK_NOT_EMPTY', { stack: stack.name, count });
       const conditions = await trx.selectFrom('wait_conditions').select(['id', 'access_key_id']).where('stack_id', '=', stack.id).execute();
       for (const condition of conditions) {
@@ -135,7 +136,9 @@ export class StackService {
         .where('stack_id', '=', stack.id)
         .where('resource_name', '=', name)
         .executeTakeFirst()) ??
-      (await trx.selectFrom('wait_conditions').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst());
+      (await trx.selectFrom('wait_conditions').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst()) ??
+      (await trx.selectFrom('scaling_groups').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst()) ??
+      (await trx.selectFrom('scaling_policies').select('id').where('stack_id', '=', stack.id).where('name', '=', name).executeTakeFirst());
     if (taken) throw new HearthError('ERR_RESOURCE_EXISTS', { stack: stack.name, name });
   }
 

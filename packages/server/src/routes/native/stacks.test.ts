@@ -257,3 +257,29 @@ test('wait condition long-poll: held until a signal lands, then 200 with the new
     await done();
   }
 });
+
+test('scaling groups share the stack: a stack with a group cannot be deleted, and their names are taken', async () => {
+  const { app, done } = await testApp();
+  try {
+    await stackWithCondition(app);
+    const group = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      payload: { name: 'workers', min_size: 1, max_size: 2, actuator: { url: 'http://127.0.0.1:9/actuator' } },
+    });
+    assert.equal(group.statusCode, 201, group.body);
+    const clash = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/wait_conditions',
+      headers: ADMIN,
+      payload: { name: 'workers', timeout: 60 },
+    });
+    assert.equal(errorCode(clash), 'ERR_RESOURCE_EXISTS');
+    const refused = await app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN });
+    assert.equal(errorCode(refused), 'ERR_STACK_NOT_EMPTY');
+    assert.equal((await app.inject({ url: '/v1/default/stacks/web/scaling_groups/workers', headers: ADMIN })).statusCode, 200);
+  } finally {
+    await done();
+  }
+});
