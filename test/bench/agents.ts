@@ -6,6 +6,8 @@
 //      under 60 MB).
 //   2. deployment round trip: create -> the agents (bundles, hearth long-poll transport) run a
 //      trivial script hook -> COMPLETE, measured by the operator, median of 20 (goal < 1.5 s).
+//   3. cfn-signal wall time: our bundle vs Debian's heat-cfntools, signalling the same hearth-server
+//      wait condition, interleaved (test/bench/cfn-signal.ts; goal ≤ 1.0×).
 // Only 127.0.0.1 is contacted; every process is killed at the end and the temp dirs removed.
 // Knobs (env): BENCH_AGENT_SETTLE_S (20 = seconds both daemons poll before RSS is read),
 // BENCH_AGENT_ROUNDS (3).
@@ -17,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentLoop } from '../helpers/agent-loop.ts';
+import { benchCfnSignal } from './cfn-signal.ts';
 import { freePort, spawnServer } from '../helpers/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -199,6 +202,9 @@ async function main(): Promise<void> {
   log(`| median of ${rt.all.length} | ${rt.median.toFixed(0)} |`);
   log(`| p90 | ${rt.p90.toFixed(0)} |`);
   log(`| goal < ${GOAL_ROUND_TRIP_MS} ms | ${rt.median < GOAL_ROUND_TRIP_MS ? 'met' : 'NOT met'} |`);
+
+  log('');
+  await benchCfnSignal({ log });
 }
 
 await main();
