@@ -6,8 +6,9 @@
 //      under 60 MB).
 //   2. deployment round trip: create -> the agents (bundles, hearth long-poll transport) run a
 //      trivial script hook -> COMPLETE, measured by the operator, median of 20 (goal < 1.5 s).
-//   3. cfn-signal wall time: our bundle vs Debian's heat-cfntools, signalling the same hearth-server
-//      wait condition, interleaved (test/bench/cfn-signal.ts; goal ≤ 1.0×).
+//   3. cfn-signal wall time: our bundle and our single executable (dist/hearth-agent, built by
+//      `npm run build:agent`, which `npm run bench:agents` runs first) vs Debian's heat-cfntools,
+//      signalling the same hearth-server wait condition, interleaved (test/bench/cfn-signal.ts; goal ≤ 1.0×).
 // Only 127.0.0.1 is contacted; every process is killed at the end and the temp dirs removed.
 // Knobs (env): BENCH_AGENT_SETTLE_S (20 = seconds both daemons poll before RSS is read),
 // BENCH_AGENT_ROUNDS (3).

@@ -7,7 +7,7 @@
 // Debian's cfn-signal runs directly (always with -i, so it never asks 169.254.169.254); it appends to
 // /var/log/cfn-signal.log as it always does.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, spawnServer } from '../helpers/server.ts';
@@ -22,6 +22,11 @@ export interface CfnSignalBenchOptions {
   warmups?: number;
   /** A directory holding cfn-signal.mjs already bundled; default: bundle into a temp dir. */
   bundleDir?: string;
+  /**
+   * The single executable (`npm run build:agent` → dist/hearth-agent), timed as a third client
+   * (`hearth-agent cfn-signal …`) when it exists. Default: dist/hearth-agent if built.
+   */
+  seaPath?: string;
   log?: (line: string) => void;
 }
 
@@ -29,6 +34,8 @@ export interface CfnSignalBenchOptions {
 export interface CfnSignalBenchResult {
   ours: number[];
   debian: number[];
+  /** The single executable's times; empty when it was not built. */
+  sea: number[];
   oursMedian: number;
   debianMedian: number;
   /** ours / Debian's median: the goal is ≤ 1.0. */
@@ -100,7 +107,9 @@ export async function benchCfnSignal(options: CfnSignalBenchOptions = {}): Promi
       return (await response.json()) as Record<string, unknown>;
     };
     await call('POST', '/stacks', { stack_name: 'bench' });
-    const total = 2 * (runs + warmups);
+    const seaPath = options.seaPath ?? join(ROOT, 'dist/hearth-agent');
+    const withSea = existsSync(seaPath);
+    const total = (withSea ? 3 : 2) * (runs + warmups);
     const created = (await call('POST', '/stacks/bench/wait_conditions', { name: 'ready', count: total + 1, timeout: 3600 }))
       .wait_condition as {
       handle: { cfn_url: string };
@@ -109,10 +118,13 @@ export async function benchCfnSignal(options: CfnSignalBenchOptions = {}): Promi
     const clients = {
       ours: (id: string) => timed(process.execPath, [join(bundleDir, 'cfn-signal.mjs'), '-i', id, '-r', 'bench', '-d', 'x', url], env),
       debian: (id: string) => timed('cfn-signal', ['-i', id, '-r', 'bench', '-d', 'x', url], env),
+      sea: (id: string) => timed(seaPath, ['cfn-signal', '-i', id, '-r', 'bench', '-d', 'x', url], env),
     };
-    const times = { ours: [] as number[], debian: [] as number[] };
+    const times = { ours: [] as number[], debian: [] as number[], sea: [] as number[] };
+    const names = withSea ? (['ours', 'debian', 'sea'] as const) : (['ours', 'debian'] as const);
     for (let i = 0; i < warmups + runs; i++) {
-      const order = i % 2 === 0 ? (['ours', 'debian'] as const) : (['debian', 'ours'] as const);
+      // Rotate who goes first, so no client always runs on a warmer machine.
+      const order = names.map((_, k) => names[(i + k) % names.length]!);
       for (const name of order) {
         const result = await clients[name](`${name}-${i}`);
         if (result.code !== 0) throw new Error(`${name} cfn-signal run ${i} exited ${result.code}: ${result.stderr}`);
@@ -134,9 +146,15 @@ export async function benchCfnSignal(options: CfnSignalBenchOptions = {}): Promi
       `| hearth cfn-signal (bundle, node ${process.versions.node}) | ${oursMedian.toFixed(0)} | ${Math.min(...times.ours).toFixed(0)} | ${Math.max(...times.ours).toFixed(0)} |`,
       `| Debian cfn-signal (heat-cfntools, python3 + curl) | ${debianMedian.toFixed(0)} | ${Math.min(...times.debian).toFixed(0)} | ${Math.max(...times.debian).toFixed(0)} |`,
       `| ratio ours/Debian (goal ≤ 1.0) | ${ratio.toFixed(2)} ${ratio <= 1 ? 'met' : 'NOT met'} | | |`,
+      ...(withSea
+        ? [
+            `| hearth-agent cfn-signal (single executable) | ${median(times.sea).toFixed(0)} | ${Math.min(...times.sea).toFixed(0)} | ${Math.max(...times.sea).toFixed(0)} |`,
+            `| ratio single executable/Debian (goal ≤ 1.0) | ${(median(times.sea) / debianMedian).toFixed(2)} ${median(times.sea) <= debianMedian ? 'met' : 'NOT met'} | | |`,
+          ]
+        : ['| hearth-agent single executable | not built (`npm run build:agent`) | | |']),
     ].join('\n');
     log(table);
-    return { ours: times.ours, debian: times.debian, oursMedian, debianMedian, ratio, received, table };
+    return { ours: times.ours, debian: times.debian, sea: times.sea, oursMedian, debianMedian, ratio, received, table };
   } finally {
     server.child.kill('SIGTERM');
     await server.exited;
