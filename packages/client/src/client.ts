@@ -12,7 +12,16 @@ import { waitConditionMethods, type WaitConditionMethods } from './wait-conditio
 
 /** A client of hearth-server: every native (operator) and guest (agent) call. */
 export interface HearthClient
-  extends ServerMethods, StackMethods, WaitConditionMethods, ConfigMethods, DeploymentMethods, EventMethods, GuestMethods, MetricMethods, ScalingMethods {
+  extends
+    ServerMethods,
+    StackMethods,
+    WaitConditionMethods,
+    ConfigMethods,
+    DeploymentMethods,
+    EventMethods,
+    GuestMethods,
+    MetricMethods,
+    ScalingMethods {
   /** The options in force, defaults applied. */
   readonly options: NormalizedClientOptions;
 }
