@@ -1,57 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import {
-  CfnWaitConditionSignal,
-  HeatWaitConditionSignal,
-  heatTime,
-  resourceArn,
-  type WaitCondition,
-  type WaitConditionCreate,
-  type WaitConditionHeartbeat,
-} from '@hearth/protocol';
+import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import { newAccessKeyId } from '../auth/secrets.ts';
-import { issueToken } from '../auth/keystone-token.ts';
 import { HearthError } from './errors.ts';
 import type { StackService } from './stacks.ts';
-import { cfnSignedUrl, type TransportContext } from './transports.ts';
-import { bodyChecker } from './body-check.ts';
+import type { TransportContext } from './transports.ts';
+import { waitConditionView } from './wait-condition-view.ts';
+import type { WaitSignal } from './wait-condition-signals.ts';
 import { decide, timeoutReason } from './wait-condition-rules.ts';
-
-/** A signal as every handle flavour reduces it. */
-export interface WaitSignal {
-  status: 'SUCCESS' | 'FAILURE';
-  reason: string | null;
-  data: unknown;
-  /** Null: the next number (Heat's anonymous signals). */
-  id: string | null;
-}
-
-const checkCfn = bodyChecker(CfnWaitConditionSignal);
-const checkHeat = bodyChecker(HeatWaitConditionSignal);
-
-/** Reads a CFN handle body (`{Status, Reason, UniqueId, Data}`, all four required), or throws a 400 with the reason. */
-export function cfnWaitSignal(body: unknown): WaitSignal {
-  const reason = checkCfn(body);
-  if (reason !== null)
-    throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a CFN wait condition takes {Status, Reason, UniqueId, Data})` });
-  const b = body as CfnWaitConditionSignal;
-  return { status: b.Status, reason: b.Reason, data: b.Data, id: b.UniqueId };
-}
-
-/** Reads a Heat handle body (`{status, reason, data, id}`, all optional; absent = a SUCCESS), or throws a 400. */
-export function heatWaitSignal(body: unknown): WaitSignal {
-  const value = body ?? {};
-  const reason = checkHeat(value);
-  if (reason !== null)
-    throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a wait condition takes {status, reason, data, id})` });
-  const b = value as HeatWaitConditionSignal;
-  return { status: b.status ?? 'SUCCESS', reason: b.reason ?? null, data: b.data ?? null, id: b.id === undefined ? null : String(b.id) };
-}
-
-/** Far-future expiry of handle tokens that have no expiry of their own. */
-const NEVER = new Date('2100-01-01T00:00:00Z');
 
 /** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
 export class WaitConditionService {
@@ -110,7 +68,7 @@ export class WaitConditionService {
       publish(topics.waitCondition(values.id));
       return values;
     });
-    return this.toApi(row, stack, []);
+    return waitConditionView(this.transport, row, stack, []);
   }
 
   /** A stack's wait conditions by name. */
@@ -122,7 +80,7 @@ export class WaitConditionService {
       .where('stack_id', '=', stack.id)
       .orderBy('name')
       .execute();
-    return Promise.all(rows.map(async (row) => this.toApi(row, stack, await this.signalsOf(row.id))));
+    return Promise.all(rows.map(async (row) => waitConditionView(this.transport, row, stack, await this.signalsOf(row.id))));
   }
 
   /** One wait condition with its ETag; with `waitMs` and a matching `etag`, holds until it changes. */
@@ -141,7 +99,7 @@ export class WaitConditionService {
         row = await this.rowByName(stack, name);
       }
     }
-    return { condition: this.toApi(row, stack, await this.signalsOf(row.id)), etag: etagOf(row) };
+    return { condition: waitConditionView(this.transport, row, stack, await this.signalsOf(row.id)), etag: etagOf(row) };
   }
 
   /** Deletes a wait condition; its URLs and token stop working at once. */
@@ -186,7 +144,7 @@ export class WaitConditionService {
       publish(topics.waitCondition(current.id));
       return next;
     });
-    return this.toApi(row, stack, await this.signalsOf(row.id));
+    return waitConditionView(this.transport, row, stack, await this.signalsOf(row.id));
   }
 
   /**
@@ -249,15 +207,7 @@ export class WaitConditionService {
       const stackRow = await trx.selectFrom('stacks').selectAll().where('id', '=', current.stack_id).executeTakeFirstOrThrow();
       return { row: next, stack: stackRow };
     });
-    return this.toApi(row, stack, await this.signalsOf(id));
-  }
-
-  /** A wait condition row and its stack, by id (for the guest paths). */
-  async byId(id: string): Promise<{ row: WaitConditionRow; stack: StackRow } | undefined> {
-    const row = await this.store.reader.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) return undefined;
-    const stack = await this.store.reader.selectFrom('stacks').selectAll().where('id', '=', row.stack_id).executeTakeFirstOrThrow();
-    return { row, stack };
+    return waitConditionView(this.transport, row, stack, await this.signalsOf(id));
   }
 
   /** Heat's handle metadata: signal id → {status, reason, data}. */
@@ -344,56 +294,6 @@ export class WaitConditionService {
       server_id: null,
       message,
       data: JSON.stringify(data),
-    };
-  }
-
-  /** The native API shape, with every handle form Heat offers. */
-  toApi(row: WaitConditionRow, stack: StackRow, signals: WaitConditionSignalRow[]): WaitCondition {
-    const ctx = this.transport;
-    const arn = resourceArn(row.project_id, stack.name, stack.id, row.name);
-    const created = new Date(row.created_at);
-    const endpoint = `${ctx.publicUrl}/v1/${row.project_id}/stacks/${stack.name}/${stack.id}/resources/${row.name}/signal`;
-    const token = issueToken({
-      accessKeyId: row.access_key_id,
-      projectId: row.project_id,
-      expiresAt: row.urls_expire_at ? new Date(row.urls_expire_at) : NEVER,
-      key: ctx.secrets.tokenKey(),
-    });
-    const parsed = signals.map((s) => ({
-      id: s.signal_id,
-      status: s.status as 'SUCCESS' | 'FAILURE',
-      reason: s.reason,
-      data: JSON.parse(s.data) as unknown,
-      time: heatTime(new Date(s.received_at)),
-    }));
-    const successes = parsed.filter((s) => s.status === 'SUCCESS').length;
-    return {
-      name: row.name,
-      stack_id: stack.id,
-      stack_name: stack.name,
-      arn,
-      count: row.count,
-      timeout: row.timeout_s,
-      max_failures: row.max_failures ?? 0,
-      min_success_percent: row.min_success_percent,
-      status: row.status as WaitCondition['status'],
-      status_reason: row.status_reason,
-      received: parsed.length,
-      successes,
-      failures: parsed.length - successes,
-      data: Object.fromEntries(parsed.map((s) => [s.id, s.data])),
-      signals: parsed,
-      deadline: heatTime(new Date(row.deadline_at)),
-      creation_time: heatTime(created),
-      updated_time: row.updated_at ? heatTime(new Date(row.updated_at)) : null,
-      handle: {
-        cfn_url: cfnSignedUrl(ctx, 'waitcondition', arn, row.access_key_id, created),
-        endpoint,
-        token,
-        curl_cli: `curl -i -X POST -H 'X-Auth-Token: ${token}' -H 'Content-Type: application/json' -H 'Accept: application/json' ${endpoint}`,
-        signal_url: cfnSignedUrl(ctx, 'signal', arn, row.access_key_id, created),
-        expires_at: row.urls_expire_at ? heatTime(new Date(row.urls_expire_at)) : null,
-      },
     };
   }
 }

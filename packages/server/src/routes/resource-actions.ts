@@ -5,7 +5,7 @@ import type { Holder } from '../auth/guest-credentials.ts';
 import type { MetadataSnapshot } from '../domain/metadata.ts';
 import { HearthError } from '../domain/errors.ts';
 import { bodyChecker } from '../domain/body-check.ts';
-import { cfnWaitSignal, heatWaitSignal } from '../domain/wait-conditions.ts';
+import { cfnWaitSignal, heatWaitSignal } from '../domain/wait-condition-signals.ts';
 
 const checkDeploymentSignal = bodyChecker(DeploymentSignal);
 
