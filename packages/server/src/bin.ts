@@ -30,6 +30,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     secretKey: key.value,
     publicUrl: settings.publicUrl,
     logger: { level: settings.logLevel, stream: process.stderr },
+    ...(settings.alarmSchedule === undefined ? {} : { alarms: { evaluator: { schedule: settings.alarmSchedule } } }),
   });
   await app.listen({ host: settings.host, port: settings.port });
   const store = settings.databaseUrl ? redactDatabaseUrl(settings.databaseUrl) : `SQLite in ${settings.dataDir}/hearth.db`;

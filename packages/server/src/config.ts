@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import cron from 'node-cron';
 import { newRandomToken } from './auth/secrets.ts';
 
 /** Flags of `hearth-server serve` / `migrate` as commander hands them over. */
@@ -19,6 +20,8 @@ export interface ServerSettings {
   databaseUrl?: string;
   publicUrl: string;
   logLevel: string;
+  /** node-cron schedule of alarm evaluation (HEARTH_ALARM_SCHEDULE); unset = the evaluator's default, every 10 s. */
+  alarmSchedule?: string;
 }
 
 /** Defaults, in one place. */
@@ -44,6 +47,10 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
   if (!LOG_LEVELS.includes(logLevel)) errors.push(`log level ${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
   const publicUrl = flags.publicUrl ?? env.HEARTH_PUBLIC_URL;
   if (publicUrl && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicUrl)) errors.push(`public URL ${publicUrl} is not an http(s) URL`);
+  const alarmSchedule = env.HEARTH_ALARM_SCHEDULE || undefined;
+  if (alarmSchedule !== undefined && !cron.validate(alarmSchedule)) {
+    errors.push(`HEARTH_ALARM_SCHEDULE ${alarmSchedule} is not a cron expression (for example '*/10 * * * * *': every 10 s)`);
+  }
   if (errors.length > 0 || typeof listen === 'string') return { errors };
   const hostForUrl =
     listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
@@ -57,6 +64,7 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
       databaseUrl: databaseUrl || undefined,
       publicUrl: (publicUrl ?? `http://${hostForUrl}:${listen.port}`).replace(/\/+$/, ''),
       logLevel,
+      ...(alarmSchedule === undefined ? {} : { alarmSchedule }),
     },
   };
 }
