@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClientOptions, HearthClient } from '@hearth/client';
 import { COMPARISON_OPERATORS, MAX_ALARM_PERIOD, MAX_EVALUATION_PERIODS, METRIC_STATISTICS, type Alarm } from '@hearth/protocol';
 import { EXIT } from '../errors.ts';
-import type { CliIo } from '../io.ts';
-import { run } from '../run.ts';
+import { runFake } from '../test-support.ts';
 import {
   COMPARISONS,
   MAX_ALARM_PERIOD as CLI_MAX_PERIOD,
@@ -12,47 +10,6 @@ import {
   STATISTICS,
   alarmRule,
 } from './alarm.ts';
-
-interface FakeRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  calls: Array<[string, unknown[]]>;
-  clientOptions: ClientOptions[];
-}
-
-/** Runs `hearth` in-process against a fake client having only `methods`, recording calls. */
-async function runFake(argv: string[], methods: Partial<Record<keyof HearthClient, (...args: never[]) => unknown>> = {}): Promise<FakeRun> {
-  const result: FakeRun = { code: -1, stdout: '', stderr: '', calls: [], clientOptions: [] };
-  const io: CliIo = {
-    stdout: { write: (text) => void (result.stdout += text) },
-    stderr: { write: (text) => void (result.stderr += text) },
-    env: { HEARTH_TOKEN: 'admin' },
-    readTextFile: async () => '',
-    now: () => Date.now(),
-  };
-  const client = new Proxy(
-    {},
-    {
-      get: (_target, name: string) => {
-        const method = (methods as Record<string, ((...args: unknown[]) => unknown) | undefined>)[name];
-        if (method === undefined) return undefined;
-        return (...args: unknown[]) => {
-          result.calls.push([name, args]);
-          return method(...args);
-        };
-      },
-    },
-  ) as HearthClient;
-  result.code = await run(argv, {
-    io,
-    createClient: (options) => {
-      result.clientOptions.push(options);
-      return client;
-    },
-  });
-  return result;
-}
 
 function alarm(overrides: Partial<Alarm> = {}): Alarm {
   return {

@@ -1,48 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HearthApiError, type HearthClient } from '@hearth/client';
+import { HearthApiError } from '@hearth/client';
 import type { ServerCreated, Stack } from '@hearth/protocol';
 import { EXIT } from '../errors.ts';
-import type { CliIo } from '../io.ts';
-import { run } from '../run.ts';
+import { runFake } from '../test-support.ts';
 import { buildServerCreate } from './server.ts';
 
 // `hearth stack ...` and the stack and transport flags of `hearth server create`.
-
-/** What one in-process run printed and how it exited, plus the client calls it made. */
-interface FakeRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  calls: Array<[string, unknown[]]>;
-}
-
-/** Runs `hearth` in-process against a fake client having only `methods` (hence the cast), recording calls. */
-async function runFake(argv: string[], methods: Partial<Record<keyof HearthClient, (...args: never[]) => unknown>> = {}): Promise<FakeRun> {
-  const result: FakeRun = { code: -1, stdout: '', stderr: '', calls: [] };
-  const io: CliIo = {
-    stdout: { write: (text) => void (result.stdout += text) },
-    stderr: { write: (text) => void (result.stderr += text) },
-    env: { HEARTH_TOKEN: 'admin' },
-    readTextFile: async () => '',
-    now: () => Date.now(),
-  };
-  const client = new Proxy(
-    {},
-    {
-      get: (_target, name: string) => {
-        const method = (methods as Record<string, ((...args: unknown[]) => unknown) | undefined>)[name];
-        if (method === undefined) return undefined;
-        return (...args: unknown[]) => {
-          result.calls.push([name, args]);
-          return method(...args);
-        };
-      },
-    },
-  ) as HearthClient;
-  result.code = await run(argv, { io, createClient: () => client });
-  return result;
-}
 
 const stack: Stack = {
   id: 'stack-id',

@@ -1,54 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClientOptions, HearthClient, WaitConditionPoll } from '@hearth/client';
+import type { WaitConditionPoll } from '@hearth/client';
 import type { WaitCondition } from '@hearth/protocol';
 import { EXIT, ExitError } from '../errors.ts';
-import type { CliIo } from '../io.ts';
-import { run } from '../run.ts';
+import { runFake } from '../test-support.ts';
 import { buildWaitConditionCreate, formatCondition } from './waitcondition.ts';
 import { conditionFinishText, conditionProgressText, conditionWaitExitError, formatConditionData } from './waitcondition-wait.ts';
-
-/** What one in-process run printed and how it exited, plus the client calls it made. */
-interface FakeRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-  calls: Array<[string, unknown[]]>;
-  clientOptions: ClientOptions[];
-}
-
-/** Runs `hearth` in-process against a fake client having only `methods` (hence the cast), recording calls. */
-async function runFake(argv: string[], methods: Partial<Record<keyof HearthClient, (...args: never[]) => unknown>> = {}): Promise<FakeRun> {
-  const result: FakeRun = { code: -1, stdout: '', stderr: '', calls: [], clientOptions: [] };
-  const io: CliIo = {
-    stdout: { write: (text) => void (result.stdout += text) },
-    stderr: { write: (text) => void (result.stderr += text) },
-    env: { HEARTH_TOKEN: 'admin' },
-    readTextFile: async () => '',
-    now: () => Date.now(),
-  };
-  const client = new Proxy(
-    {},
-    {
-      get: (_target, name: string) => {
-        const method = (methods as Record<string, ((...args: unknown[]) => unknown) | undefined>)[name];
-        if (method === undefined) return undefined;
-        return (...args: unknown[]) => {
-          result.calls.push([name, args]);
-          return method(...args);
-        };
-      },
-    },
-  ) as HearthClient;
-  result.code = await run(argv, {
-    io,
-    createClient: (options) => {
-      result.clientOptions.push(options);
-      return client;
-    },
-  });
-  return result;
-}
 
 /** A whole wait condition (its fields as the server sends them). */
 function condition(overrides: Partial<WaitCondition> = {}): WaitCondition {
