@@ -1,71 +1,34 @@
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { test } from 'node:test';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
 import { createClient } from './client.ts';
+import { json, useStubServer } from './stub-server.ts';
 import { HearthApiError, HearthConnectionError } from './errors.ts';
 
-/** A request the stub server saw. */
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-type Handler = (req: Seen, res: ServerResponse) => void;
-
-const seen: Seen[] = [];
-let handler: Handler = (_req, res) => res.end();
-const stub = createServer((req, res) => {
-  let body = '';
-  req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-  req.on('end', () => {
-    const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-    seen.push(request);
-    handler(request, res);
-  });
-});
-let url = '';
-
-before(async () => {
-  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-});
-after(() => new Promise<void>((resolve) => stub.close(() => resolve())));
-
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function lastSeen(): Seen {
-  const request = seen.at(-1);
-  assert.ok(request, 'the stub saw no request');
-  return request;
-}
+const stub = useStubServer();
 
 test('operator calls send X-Auth-Token to /v1/{project}/... and unwrap the envelope', async () => {
-  handler = (_req, res) => json(res, 200, { servers: [{ id: 's1' }] });
-  const client = createClient({ url, token: 'admin', project: 'p1' });
+  stub.handler = (_req, res) => json(res, 200, { servers: [{ id: 's1' }] });
+  const client = createClient({ url: stub.url, token: 'admin', project: 'p1' });
   assert.deepEqual(await client.listServers(), [{ id: 's1' }]);
-  const request = lastSeen();
+  const request = stub.lastSeen();
   assert.equal(request.url, '/v1/p1/servers');
   assert.equal(request.headers['x-auth-token'], 'admin');
   assert.equal(request.headers.authorization, undefined);
 });
 
 test('waitDeployment asks the server to hold the call with ?wait=', async () => {
-  handler = (_req, res) => json(res, 200, { software_deployment: { id: 'd1', status: 'COMPLETE' } });
-  const client = createClient({ url, token: 'admin' });
+  stub.handler = (_req, res) => json(res, 200, { software_deployment: { id: 'd1', status: 'COMPLETE' } });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const deployment = await client.waitDeployment('d1', 5);
   assert.equal(deployment.status, 'COMPLETE');
-  assert.equal(lastSeen().url, '/v1/default/software_deployments/d1?wait=5');
+  assert.equal(stub.lastSeen().url, '/v1/default/software_deployments/d1?wait=5');
   await assert.rejects(client.waitDeployment('d1', 61), RangeError);
 });
 
 test('a coded error reply throws HearthApiError with status, code and details', async () => {
-  handler = (_req, res) =>
+  stub.handler = (_req, res) =>
     json(res, 404, {
       code: 404,
       title: 'Not Found',
@@ -77,7 +40,7 @@ test('a coded error reply throws HearthApiError with status, code and details', 
         details: { id: 'nope' },
       },
     });
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const error = await client.getDeployment('nope').catch((e: unknown) => e);
   assert.ok(error instanceof HearthApiError);
   assert.equal(error.status, 404);
@@ -87,22 +50,22 @@ test('a coded error reply throws HearthApiError with status, code and details', 
 
 test('idempotent calls are retried after a 503', async () => {
   let calls = 0;
-  handler = (_req, res) => {
+  stub.handler = (_req, res) => {
     calls++;
     if (calls === 1) json(res, 503, { error: { code: 'ERR_STORE_UNAVAILABLE', message: 'later' } }, { 'retry-after': '0' });
     else json(res, 200, { software_config: { id: 'c1' } });
   };
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   assert.deepEqual(await client.getConfig('c1'), { id: 'c1' });
   assert.equal(calls, 2);
 });
 
 test('guest calls send the credential as Bearer, with Idempotency-Key on signals', async () => {
-  handler = (_req, res) => json(res, 200, { deployment_id: 'd1', status: 'COMPLETE', status_reason: null, duplicate: false });
-  const client = createClient({ url, token: 'AK:secret' });
+  stub.handler = (_req, res) => json(res, 200, { deployment_id: 'd1', status: 'COMPLETE', status_reason: null, duplicate: false });
+  const client = createClient({ url: stub.url, token: 'AK:secret' });
   const ack = await client.signal('d1', { deploy_status_code: 0 }, { idempotencyKey: 'k1' });
   assert.equal(ack.status, 'COMPLETE');
-  const request = lastSeen();
+  const request = stub.lastSeen();
   assert.equal(request.method, 'POST');
   assert.equal(request.url, '/v1/guest/deployments/d1/signal');
   assert.equal(request.headers.authorization, 'Bearer AK:secret');
@@ -111,18 +74,18 @@ test('guest calls send the credential as Bearer, with Idempotency-Key on signals
 });
 
 test('getMetadata sends If-None-Match and reports 304 as not modified', async () => {
-  handler = (req, res) => {
+  stub.handler = (req, res) => {
     if (req.headers['if-none-match'] === '"v1"') {
       res.writeHead(304, { etag: '"v1"' });
       res.end();
     } else json(res, 200, { deployments: [], 'os-collect-config': {} }, { etag: '"v1"' });
   };
-  const client = createClient({ url, token: 'AK:secret' });
+  const client = createClient({ url: stub.url, token: 'AK:secret' });
   const first = await client.getMetadata();
   assert.deepEqual(first, { modified: true, etag: '"v1"', document: { deployments: [], 'os-collect-config': {} } });
   const second = await client.getMetadata({ etag: '"v1"', wait: 2 });
   assert.deepEqual(second, { modified: false, etag: '"v1"' });
-  assert.equal(lastSeen().url, '/v1/guest/metadata?wait=2');
+  assert.equal(stub.lastSeen().url, '/v1/guest/metadata?wait=2');
 });
 
 test('a refused connection throws ERR_CONNECTION at once, without retries', async () => {
@@ -141,13 +104,13 @@ test('a refused connection throws ERR_CONNECTION at once, without retries', asyn
 
 test('the event stream reconnects from the last event id after the connection drops', async () => {
   const event = (id: number): string => `id: ${id}\nevent: server.created\ndata: ${JSON.stringify({ id, type: 'server.created' })}\n\n`;
-  handler = (req, res) => {
+  stub.handler = (req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (!req.url.includes('after=')) res.end(`: keepalive\n\n${event(1)}${event(2)}`);
     else res.write(event(3));
   };
   const controller = new AbortController();
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const ids: number[] = [];
   const reconnects: Array<string | undefined> = [];
   for await (const item of client.streamEvents({
@@ -159,7 +122,7 @@ test('the event stream reconnects from the last event id after the connection dr
     if (ids.length === 3) controller.abort();
   }
   assert.deepEqual(ids, [1, 2, 3]);
-  const resumed = seen.filter((r) => r.url.includes('/events/stream')).at(-1);
+  const resumed = stub.seen.filter((r) => r.url.includes('/events/stream')).at(-1);
   assert.equal(resumed?.url, '/v1/default/events/stream?after=2');
   assert.equal(resumed.headers['last-event-id'], '2');
   assert.equal(resumed.headers['x-auth-token'], 'admin');
@@ -167,8 +130,9 @@ test('the event stream reconnects from the last event id after the connection dr
 });
 
 test('the event stream throws a 4xx reply instead of reconnecting', async () => {
-  handler = (_req, res) => json(res, 400, { error: { code: 'ERR_EVENT_CURSOR_INVALID', message: 'The event cursor zz is not valid.' } });
-  const client = createClient({ url, token: 'admin' });
+  stub.handler = (_req, res) =>
+    json(res, 400, { error: { code: 'ERR_EVENT_CURSOR_INVALID', message: 'The event cursor zz is not valid.' } });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const iterate = async (): Promise<void> => {
     for await (const item of client.streamEvents({ after: 'zz' })) assert.fail(`unexpected event ${item.id}`);
   };
@@ -177,7 +141,7 @@ test('the event stream throws a 4xx reply instead of reconnecting', async () => 
 
 test('the event stream reconnects after the connection breaks before any event, reporting the failure', async () => {
   let connections = 0;
-  handler = (_req, res) => {
+  stub.handler = (_req, res) => {
     connections++;
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     if (connections === 1) {
@@ -186,7 +150,7 @@ test('the event stream reconnects after the connection breaks before any event, 
     } else res.write(`id: 9\nevent: server.created\ndata: ${JSON.stringify({ id: 9 })}\n\n`);
   };
   const controller = new AbortController();
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const failures: unknown[] = [];
   for await (const item of client.streamEvents({
     signal: controller.signal,

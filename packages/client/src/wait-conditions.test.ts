@@ -1,56 +1,19 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient } from './client.ts';
+import { json, useStubServer } from './stub-server.ts';
 import { HearthApiError } from './errors.ts';
 
-/** A request the stub server saw. */
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-const seen: Seen[] = [];
-let handler: (req: Seen, res: ServerResponse) => void = (_req, res) => res.end();
-const stub = createServer((req, res) => {
-  let body = '';
-  req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-  req.on('end', () => {
-    const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-    seen.push(request);
-    handler(request, res);
-  });
-});
-let url = '';
-
-before(async () => {
-  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
-});
-after(() => new Promise<void>((resolve) => stub.close(() => resolve())));
-
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function lastSeen(): Seen {
-  const request = seen.at(-1);
-  assert.ok(request, 'the stub saw no request');
-  return request;
-}
+const stub = useStubServer();
 
 const condition = { name: 'ready', stack_name: 'web', status: 'IN_PROGRESS', count: 3, received: 1 };
 
 test('createWaitCondition posts the body under the stack and unwraps {wait_condition}', async () => {
-  handler = (_req, res) => json(res, 201, { wait_condition: condition });
-  const client = createClient({ url, token: 'admin', project: 'p1' });
+  stub.handler = (_req, res) => json(res, 201, { wait_condition: condition });
+  const client = createClient({ url: stub.url, token: 'admin', project: 'p1' });
   const created = await client.createWaitCondition('web', { name: 'ready', count: 3, timeout: 600, max_failures: 1 });
   assert.deepEqual(created, condition);
-  const request = lastSeen();
+  const request = stub.lastSeen();
   assert.equal(request.method, 'POST');
   assert.equal(request.url, '/v1/p1/stacks/web/wait_conditions');
   assert.equal(request.headers['x-auth-token'], 'admin');
@@ -58,51 +21,51 @@ test('createWaitCondition posts the body under the stack and unwraps {wait_condi
 });
 
 test('list and get unwrap their envelopes; delete sends DELETE', async () => {
-  const client = createClient({ url, token: 'admin' });
-  handler = (_req, res) => json(res, 200, { wait_conditions: [condition] });
+  const client = createClient({ url: stub.url, token: 'admin' });
+  stub.handler = (_req, res) => json(res, 200, { wait_conditions: [condition] });
   assert.deepEqual(await client.listWaitConditions('web'), [condition]);
-  assert.equal(lastSeen().url, '/v1/default/stacks/web/wait_conditions');
-  handler = (_req, res) => json(res, 200, { wait_condition: condition });
+  assert.equal(stub.lastSeen().url, '/v1/default/stacks/web/wait_conditions');
+  stub.handler = (_req, res) => json(res, 200, { wait_condition: condition });
   assert.deepEqual(await client.getWaitCondition('web', 'ready'), condition);
-  assert.equal(lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready');
-  handler = (_req, res) => {
+  assert.equal(stub.lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready');
+  stub.handler = (_req, res) => {
     res.writeHead(204);
     res.end();
   };
   await client.deleteWaitCondition('web', 'ready');
-  assert.deepEqual([lastSeen().method, lastSeen().url], ['DELETE', '/v1/default/stacks/web/wait_conditions/ready']);
+  assert.deepEqual([stub.lastSeen().method, stub.lastSeen().url], ['DELETE', '/v1/default/stacks/web/wait_conditions/ready']);
 });
 
 test('pollWaitCondition: plain GET first, then If-None-Match with ?wait=; 304 means not modified', async () => {
-  handler = (req, res) => {
+  stub.handler = (req, res) => {
     if (req.headers['if-none-match'] === '"v1"') {
       res.writeHead(304, { etag: '"v1"' });
       res.end();
     } else json(res, 200, { wait_condition: condition }, { etag: '"v1"' });
   };
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const first = await client.pollWaitCondition('web', 'ready');
   assert.deepEqual(first, { modified: true, etag: '"v1"', waitCondition: condition });
-  assert.equal(lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready');
-  assert.equal(lastSeen().headers['if-none-match'], undefined);
+  assert.equal(stub.lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready');
+  assert.equal(stub.lastSeen().headers['if-none-match'], undefined);
 
   const second = await client.pollWaitCondition('web', 'ready', { etag: '"v1"', wait: 3 });
   assert.deepEqual(second, { modified: false, etag: '"v1"' });
-  assert.equal(lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready?wait=3');
-  assert.equal(lastSeen().headers['if-none-match'], '"v1"');
+  assert.equal(stub.lastSeen().url, '/v1/default/stacks/web/wait_conditions/ready?wait=3');
+  assert.equal(stub.lastSeen().headers['if-none-match'], '"v1"');
 });
 
 test('pollWaitCondition rejects a wait outside 0..60 without calling the server', async () => {
-  const client = createClient({ url, token: 'admin' });
-  const before = seen.length;
+  const client = createClient({ url: stub.url, token: 'admin' });
+  const before = stub.seen.length;
   await assert.rejects(client.pollWaitCondition('web', 'ready', { etag: '"v1"', wait: 61 }), RangeError);
   await assert.rejects(client.pollWaitCondition('web', 'ready', { wait: 1.5 }), RangeError);
-  assert.equal(seen.length, before);
+  assert.equal(stub.seen.length, before);
 });
 
 test('pollWaitCondition throws ERR_RESPONSE_INVALID for a 200 without {wait_condition}', async () => {
-  handler = (_req, res) => json(res, 200, { something: 'else' });
-  const client = createClient({ url, token: 'admin' });
+  stub.handler = (_req, res) => json(res, 200, { something: 'else' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const error = await client.pollWaitCondition('web', 'ready').catch((e: unknown) => e);
   assert.ok(error instanceof HearthApiError);
   assert.equal(error.code, 'ERR_RESPONSE_INVALID');
@@ -110,32 +73,32 @@ test('pollWaitCondition throws ERR_RESPONSE_INVALID for a 200 without {wait_cond
 
 test('heartbeatWaitCondition posts the extension once (no retry of a POST)', async () => {
   let calls = 0;
-  handler = (_req, res) => {
+  stub.handler = (_req, res) => {
     calls++;
     json(res, 503, { error: { code: 'ERR_STORE_UNAVAILABLE', message: 'later' } });
   };
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const error = await client.heartbeatWaitCondition('web', 'ready', { extend: 120, message: 'still booting' }).catch((e: unknown) => e);
   assert.ok(error instanceof HearthApiError);
   assert.equal(calls, 1);
-  const request = lastSeen();
+  const request = stub.lastSeen();
   assert.equal(request.url, '/v1/default/stacks/web/wait_conditions/ready/heartbeat');
   assert.deepEqual(JSON.parse(request.body), { extend: 120, message: 'still booting' });
 
-  handler = (_req, res) => json(res, 200, { wait_condition: condition });
+  stub.handler = (_req, res) => json(res, 200, { wait_condition: condition });
   assert.deepEqual(await client.heartbeatWaitCondition('web', 'ready'), condition);
-  assert.deepEqual(JSON.parse(lastSeen().body), {});
+  assert.deepEqual(JSON.parse(stub.lastSeen().body), {});
 });
 
 test('a missing condition comes back as ERR_WAIT_CONDITION_NOT_FOUND', async () => {
-  handler = (_req, res) =>
+  stub.handler = (_req, res) =>
     json(res, 404, {
       code: 404,
       title: 'Not Found',
       explanation: 'x',
       error: { code: 'ERR_WAIT_CONDITION_NOT_FOUND', type: 'NotFound', message: 'Wait condition nope does not exist.' },
     });
-  const client = createClient({ url, token: 'admin' });
+  const client = createClient({ url: stub.url, token: 'admin' });
   const error = await client.getWaitCondition('web', 'nope').catch((e: unknown) => e);
   assert.ok(error instanceof HearthApiError);
   assert.equal(error.status, 404);
