@@ -40,7 +40,7 @@ export class MetadataService {
     private readonly configs: ConfigService,
     private readonly feed: Feed,
     private readonly signalEndpoint: SignalEndpointFor,
-    private readonly collectorSettings: (serverId: string) => Record<string, unknown>,
+    private readonly collectorSettings: (serverId: string) => Promise<Record<string, unknown>>,
     private readonly maxEntries = 50_000,
   ) {}
 
@@ -74,7 +74,7 @@ export class MetadataService {
     if (cached) return cached.snapshot;
     const generation = this.generation.get(serverId) ?? 0;
     const { derived, unfetched } = await this.derivedConfigs(projectId, serverId);
-    const document: MetadataDocument = { deployments: derived, 'os-collect-config': this.collectorSettings(serverId) };
+    const document: MetadataDocument = { deployments: derived, 'os-collect-config': await this.collectorSettings(serverId) };
     const body = JSON.stringify(document);
     const snapshot: MetadataSnapshot = {
       body,

@@ -96,12 +96,17 @@ export class ServerService {
     };
   }
 
-  /** The `os-collect-config` settings of a server's metadata document (Heat's, for its transport). */
-  collectorSettings(serverId: string): Record<string, unknown> {
-    const row = this.rows.get(serverId);
-    return row
-      ? collectorConfig(this.transport, row)
-      : { collectors: ['hearth'], hearth: { metadata_url: this.metadataUrl, server_id: serverId } };
+  /**
+   * The `os-collect-config` settings of a server's metadata document (Heat's, for its transport),
+   * from the cached row or the store. A server not registered (deployments may target it first)
+   * gets the hearth collector's URL only.
+   */
+  async collectorSettings(serverId: string): Promise<Record<string, unknown>> {
+    const row =
+      this.rows.get(serverId) ?? (await this.store.reader.selectFrom('servers').selectAll().where('id', '=', serverId).executeTakeFirst());
+    if (!row) return { collectors: ['hearth'], hearth: { metadata_url: this.metadataUrl, server_id: serverId } };
+    this.remember(row);
+    return collectorConfig(this.transport, row);
   }
 
   /** The server holding an access key, or undefined (servers are cached once seen). */
