@@ -42,9 +42,16 @@ export function newAccessKeyId(): string {
   return randomBytes(16).toString('hex');
 }
 
-/** A new random token (admin token, secret key) of 32 random bytes, base64url. */
+/**
+ * A new random token (admin token, secret key) of 32 random bytes, base64url. Never starts with
+ * `-`: operators and images pass these on command lines (`cfn-signal --secret-key KEY`), and
+ * argparse and getopt read a leading dash as an option, so one key in 64 would break them.
+ */
 export function newRandomToken(): string {
-  return randomBytes(32).toString('base64url');
+  for (;;) {
+    const token = randomBytes(32).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
 
 export { secretsEqual } from '@hearth/protocol/signing';
