@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
+import { isStoreUnavailable } from './store/unavailable.ts';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -31,6 +32,8 @@ export function errorBody(error: HearthError): ErrorBody {
 /** Maps any error thrown while handling a request to a coded error. */
 export function toHearthError(error: FastifyError | Error, requestId: string): HearthError {
   if (isHearthError(error)) return error;
+  // The database is down or restarting: retry later (a signal was not committed, so it is not acknowledged).
+  if (isStoreUnavailable(error)) return new HearthError('ERR_STORE_UNAVAILABLE');
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     return new HearthError('ERR_REQUEST_INVALID', { reason: error.message });
@@ -60,6 +63,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const coded = toHearthError(error, request.id);
     if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
+    else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
     else request.log.info({ code: coded.code }, coded.message);
     void reply.code(coded.statusCode).send(errorBody(coded));
   });

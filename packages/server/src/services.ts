@@ -68,7 +68,15 @@ export interface Services {
 /** Opens the store, migrates it, and starts the services. */
 export async function createServices(options: ServicesOptions): Promise<Services> {
   const feed = createLocalFeed();
-  const store = openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, onCommit: (topics) => feed.publish(topics) });
+  const store = openStore({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    onCommit: (topics) => feed.publish(topics),
+    // PostgreSQL: other replicas' commits wake this replica's waiters and drop its stale cache entries.
+    onRemoteCommit: (topics) => feed.publish(topics),
+    onResync: () => feed.wakeAll(),
+    logError: options.logError,
+  });
   await store.migrate();
   await ensureDefaultProject(store);
   const secrets = new SecretDeriver(options.secretKey);
@@ -88,6 +96,10 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const scalingGroups = new ScalingGroupService(store, stacks, secrets, scalingAdjuster);
   const scalingPolicies = new ScalingPolicyService(store, stacks, scalingGroups, scalingAdjuster, transport);
   const actuatorDeliverer = new ActuatorDeliverer(store, feed, transport, options.logError);
+  feed.subscribeAll((topic) => {
+    servers.onFeedTopic(topic);
+    configs.onFeedTopic(topic);
+  });
   const deadlines = new DeadlineWatcher(store, feed, (id, stored) => servers.lastSeen(id, stored), options.logError);
   const metrics = createMetrics({
     hearth_write_queue_depth: { help: 'Writes waiting for a group commit', read: () => store.writeQueueDepth() },

@@ -12,6 +12,7 @@ import {
 import type { Store } from '../store/store.ts';
 import type { ConfigRow } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
+import { ANY_TOPIC, CONFIG_TOPIC, topics } from '../feed/feed.ts';
 import { typeMismatch } from './parameter-types.ts';
 
 /** Group of a config created without one (Heat's default). */
@@ -149,7 +150,7 @@ export class ConfigService {
 
   /** Deletes a config; 409 while a deployment uses it. */
   async delete(projectId: string, id: string): Promise<void> {
-    await this.store.write(async ({ trx, event }) => {
+    await this.store.write(async ({ trx, event, publish }) => {
       const row = await trx.selectFrom('software_configs').select(['id', 'project_id', 'name']).where('id', '=', id).executeTakeFirst();
       if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
       const users = await trx
@@ -168,7 +169,14 @@ export class ConfigService {
         message: `Software config ${row.name ?? id} deleted`,
         data: '{}',
       });
+      publish(topics.config(id));
     });
     this.cache.delete(id);
+  }
+
+  /** Drops a config another replica deleted; after a possibly missed change (ANY_TOPIC), all of them. */
+  onFeedTopic(topic: string): void {
+    if (topic === ANY_TOPIC) this.cache.clear();
+    else if (topic.startsWith(CONFIG_TOPIC)) this.cache.delete(topic.slice(CONFIG_TOPIC.length));
   }
 }

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.ts';
 import type { ServerRow } from '../store/schema.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
-import { topics } from '../feed/feed.ts';
+import { ANY_TOPIC, CREDENTIAL_TOPIC, topics } from '../feed/feed.ts';
 import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 
@@ -160,7 +160,22 @@ export class ServerService {
 
   /** Drops a cached credential (called on delete, and by the feed for other replicas). */
   forgetAccessKey(accessKeyId: string): void {
+    const identity = this.byAccessKey.get(accessKeyId);
     this.byAccessKey.delete(accessKeyId);
+    if (identity) this.rows.delete(identity.serverId);
+  }
+
+  /**
+   * Keeps the caches true to the store when another replica wrote it: a revoked credential is
+   * dropped; after a possibly missed change (ANY_TOPIC), everything cached is dropped.
+   */
+  onFeedTopic(topic: string): void {
+    if (topic === ANY_TOPIC) {
+      this.byAccessKey.clear();
+      this.rows.clear();
+    } else if (topic.startsWith(CREDENTIAL_TOPIC)) {
+      this.forgetAccessKey(topic.slice(CREDENTIAL_TOPIC.length));
+    }
   }
 
   /**
@@ -225,5 +240,14 @@ export class ServerService {
       creation_time: heatTime(new Date(row.created_at)),
       last_seen: lastSeen ? heatTime(new Date(lastSeen)) : null,
     };
+  }
+
+  /**
+   * The identity of an access key whose credential was verified before (cached), or undefined. A
+   * synchronous `authenticate` for hot paths: the caller must still compare the secret with
+   * `identity.secret` in constant time.
+   */
+  cachedIdentity(accessKeyId: string): AgentIdentity | undefined {
+    return this.byAccessKey.get(accessKeyId);
   }
 }

@@ -4,7 +4,7 @@ import { heatTime } from '@hearth/protocol';
 import type { Insertable } from 'kysely';
 import type { Store } from '../store/store.ts';
 import type { DeploymentRow, SignalsTable } from '../store/schema.ts';
-import { precompile, preparedWrite, type PreparedWriteContext } from '../store/write-queue.ts';
+import { precompile, preparedWrite, type PreparedBody, type PreparedWriteContext } from '../store/write-queue.ts';
 import type { Principal } from '../auth/principal.ts';
 import { topics } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
@@ -87,10 +87,10 @@ const completeDeployment = precompile<{ id: string; status: string; status_reaso
 /** Declared outputs per config id, on the writer thread (configs are immutable once created). */
 const configOutputs = new Map<string, { projectId: string; outputs: StoredOutput[] }>();
 
-function outputsOf(ctx: PreparedWriteContext, projectId: string, configId: string): StoredOutput[] {
+function* outputsOf(ctx: PreparedWriteContext, projectId: string, configId: string): PreparedBody<StoredOutput[]> {
   let config = configOutputs.get(configId);
   if (!config) {
-    const row = ctx.get(selectConfig, { id: configId });
+    const row = yield* ctx.get(selectConfig, { id: configId });
     if (!row) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: configId });
     config = { projectId: row.project_id, outputs: JSON.parse(row.outputs) as StoredOutput[] };
     if (configOutputs.size > 10_000) configOutputs.clear();
@@ -101,19 +101,19 @@ function outputsOf(ctx: PreparedWriteContext, projectId: string, configId: strin
 }
 
 /** Applies a signal, on the writer thread (see SignalService.signal). */
-function applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): SignalAck {
-  const row = ctx.get(selectDeployment, { id });
+function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): PreparedBody<SignalAck> {
+  const row = yield* ctx.get(selectDeployment, { id });
   assertMaySignal(principal, row, id);
   const bodyText = JSON.stringify(body);
   const key = keyOfText(row.derived_config_id, bodyText, clientKey);
   if (row.status !== 'IN_PROGRESS') {
-    const earlier = ctx.get(selectEarlier, { id, key });
+    const earlier = yield* ctx.get(selectEarlier, { id, key });
     if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
     throw new HearthError('ERR_DEPLOYMENT_NOT_IN_PROGRESS', { id, status: `${row.action}_${row.status}` });
   }
-  const outputs = outputsOf(ctx, row.project_id, row.config_id);
+  const outputs = yield* outputsOf(ctx, row.project_id, row.config_id);
   const outcome = signalOutcome(body, outputs, row.output_values ? (JSON.parse(row.output_values) as Record<string, unknown>) : null);
-  const inserted = ctx.run(insertSignal, {
+  const inserted = yield* ctx.run(insertSignal, {
     deployment_id: id,
     derived_config_id: row.derived_config_id,
     idempotency_key: key,
@@ -127,7 +127,7 @@ function applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey
       reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key',
     });
   }
-  ctx.run(completeDeployment, {
+  yield* ctx.run(completeDeployment, {
     id,
     status: outcome.status,
     status_reason: outcome.reason,

@@ -5,13 +5,16 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database as Tables, NewEvent } from './schema.ts';
 import {
+  bindParams,
+  driveSync,
   precompile,
+  preparedSteps,
   type Outcome,
+  type Step,
   type PreparedCall,
   type PreparedRunner,
   type PreparedWriteContext,
   type PreparedWriteModule,
-  type Precompiled,
 } from './write-queue.ts';
 import { HearthError, isHearthError } from '../domain/errors.ts';
 import type { ErrorCode } from '@hearth/protocol';
@@ -98,8 +101,11 @@ export function executePrepared(
   modules: ReadonlyMap<string, PreparedWriteModule>,
   calls: PreparedCall[],
 ): { outcomes: Outcome[]; topics: string[] } {
-  const bind = <P>(query: Precompiled<P, unknown>, params: P) =>
-    query.slots.map((slot) => ('name' in slot ? (params as Record<string, unknown>)[slot.name] : slot.value));
+  const answer = (step: Step): unknown => {
+    const statement = prepare(step.query.sql);
+    const values = bindParams(step.query, step.params);
+    return step.op === 'get' ? statement.get(values) : statement.run(values).changes;
+  };
   const transact = (batch: PreparedCall[]) => {
     const now = new Date().toISOString();
     const topics = new Set<string>();
@@ -109,8 +115,7 @@ export function executePrepared(
     let callEvents: NewEvent[] = [];
     const ctx: PreparedWriteContext = {
       now,
-      get: (query, params) => prepare(query.sql).get(bind(query, params)) as never,
-      run: (query, params) => prepare(query.sql).run(bind(query, params)).changes,
+      ...preparedSteps,
       publish: (topic) => callTopics.push(topic),
       event: (event) => callEvents.push({ ...event, time: now }),
     };
@@ -122,7 +127,7 @@ export function executePrepared(
         try {
           const write = modules.get(call.module)?.preparedWrites[call.name];
           if (!write) throw new Error(`no prepared write ${call.name} in ${call.module}`);
-          outcomes.push({ ok: true, value: write(ctx, call.args as never) });
+          outcomes.push({ ok: true, value: driveSync(write(ctx, call.args as never), answer) });
           for (const topic of callTopics) topics.add(topic);
           for (const event of callEvents) events.push(event);
         } catch (error) {
@@ -132,7 +137,7 @@ export function executePrepared(
         }
       }
       for (const event of events) {
-        ctx.run(insertEvent, event);
+        answer({ op: 'run', query: insertEvent, params: event });
         topics.add(`events:${event.project_id}`);
       }
       prepare('commit').run();

@@ -4,16 +4,23 @@ import type { Database } from './schema.ts';
 import { migrations, type DialectName } from './migrations.ts';
 import { openSqlite, WriterThread } from './sqlite.ts';
 import { WriteQueue, type PreparedWrite, type WriteUnit } from './write-queue.ts';
+import { FeedListener, openPostgresPool, postgresTransactionHooks, runPreparedOnPostgres } from './postgres.ts';
 import { HearthError } from '../domain/errors.ts';
 
 /** Where the store lives: a SQLite file in the data dir, unless a database URL is given. */
 export interface StoreOptions {
   /** Data directory; the SQLite file is `<dataDir>/hearth.db`. */
   dataDir: string;
-  /** `postgres://...` selects PostgreSQL (not in this build yet); unset means SQLite. */
+  /** `postgres://...` (or `postgresql://`) selects PostgreSQL; `sqlite:FILE` or unset means SQLite. */
   databaseUrl?: string;
   /** Called with the feed topics of every committed write batch. */
   onCommit?: (topics: Set<string>) => void;
+  /** PostgreSQL: topics other replicas committed (LISTEN/NOTIFY). */
+  onRemoteCommit?: (topics: string[]) => void;
+  /** PostgreSQL: the feed connection came back; changes may have been missed. */
+  onResync?: () => void;
+  /** Where background connection errors go. */
+  logError?: (error: unknown) => void;
 }
 
 /** The store: group-committed writes, committed-only reads, migrations. */
@@ -41,11 +48,17 @@ export interface Store {
 
 /** Opens the store (does not migrate). */
 export function openStore(options: StoreOptions): Store {
-  if (options.databaseUrl && !options.databaseUrl.startsWith('sqlite:')) {
+  const url = options.databaseUrl;
+  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgresStore(url, options);
+  if (url && !url.startsWith('sqlite:')) {
     throw new Error(
-      `database URL ${redactDatabaseUrl(options.databaseUrl)} is not supported by this build: leave HEARTH_DATABASE_URL unset to use SQLite in the data dir`,
+      `database URL ${redactDatabaseUrl(url)} is not supported: use postgres://USER:PASSWORD@HOST:PORT/DATABASE, sqlite:FILE, or leave HEARTH_DATABASE_URL unset for SQLite in the data dir`,
     );
   }
+  return openSqliteStore(options);
+}
+
+function openSqliteStore(options: StoreOptions): Store {
   const file = options.databaseUrl ? options.databaseUrl.slice('sqlite:'.length) : join(options.dataDir, 'hearth.db');
   const { writer, reader, raw } = openSqlite(file);
   const thread = new WriterThread(file);
@@ -79,6 +92,53 @@ export function openStore(options: StoreOptions): Store {
       await writer.destroy();
       await reader.destroy();
       if (raw.open) raw.close();
+    },
+  };
+}
+
+/**
+ * PostgreSQL, shared by every replica: one pool for reads and group-committed writes (each batch
+ * under the cluster-wide write lock, its topics NOTIFYed on commit), and one connection that
+ * LISTENs for the other replicas' commits.
+ */
+function openPostgresStore(url: string, options: StoreOptions): Store {
+  const logError = options.logError ?? (() => undefined);
+  const { db } = openPostgresPool(url, logError);
+  const listener = new FeedListener(url, {
+    onRemoteCommit: options.onRemoteCommit ?? (() => undefined),
+    onResync: options.onResync ?? (() => undefined),
+    logError,
+  });
+  const queue = new WriteQueue(db, {
+    onCommit: options.onCommit ?? (() => undefined),
+    hooks: postgresTransactionHooks(listener.replicaId),
+  });
+  return {
+    dialect: 'postgres',
+    reader: db,
+    write: (unit) => queue.run(unit),
+    // The same prepared body the SQLite writer thread runs, here step by step on the batch's transaction.
+    writePrepared: (write, args) =>
+      queue.run(({ trx, now, publish, event }) => runPreparedOnPostgres(trx, write.module, write.name, args, { now, publish, event })) as never,
+    writeQueueDepth: () => queue.depth,
+    async migrate() {
+      const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations('postgres')) } });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+      await listener.start();
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+      } catch {
+        throw new HearthError('ERR_STORE_UNAVAILABLE');
+      }
+    },
+    async close() {
+      await queue.drained();
+      await listener.close();
+      await db.destroy();
     },
   };
 }

@@ -1,4 +1,13 @@
-import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, type Compilable, type Transaction } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type Compilable,
+  type Transaction,
+} from 'kysely';
 import type { Database, NewEvent } from './schema.ts';
 import { isHearthError } from '../domain/errors.ts';
 
@@ -22,8 +31,10 @@ export type WriteUnit<T> = (ctx: WriteContext) => Promise<T>;
 
 /** A query compiled once by Kysely, with named parameters bound at each run. */
 export interface Precompiled<P, R> {
-  /** The SQL text, as Kysely's dialect compiled it. */
+  /** The SQL text, as Kysely's SQLite dialect compiled it (`?` placeholders). */
   readonly sql: string;
+  /** The same query in PostgreSQL's dialect (`$1` placeholders, in the same order). */
+  readonly pgSql: string;
   /** For each `?` in order: the parameter's name, or the constant Kysely put there. */
   readonly slots: ReadonlyArray<{ name: string } | { value: unknown }>;
   /** Type only: the parameters and the row type. */
@@ -31,14 +42,19 @@ export interface Precompiled<P, R> {
 }
 
 const PARAM_MARK = '\u0000hearth-param:';
-const compiler = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
+/** Compile-only Kysely instances (they never connect). The adapter only matters for migrations. */
+function compileOnly(compiler: () => SqliteQueryCompiler | PostgresQueryCompiler): Kysely<Database> {
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: compiler,
+    },
+  });
+}
+const compiler = compileOnly(() => new SqliteQueryCompiler());
+const pgCompiler = compileOnly(() => new PostgresQueryCompiler());
 
 /**
  * Compiles a query once (SQLite dialect). `build` gets a compile-only Kysely and `p`, whose
@@ -51,17 +67,40 @@ export function precompile<P extends Record<string, unknown>, R>(build: (db: Kys
   const slots = compiled.parameters.map((value) =>
     typeof value === 'string' && value.startsWith(PARAM_MARK) ? { name: value.slice(PARAM_MARK.length) } : { value },
   );
-  return { sql: compiled.sql, slots };
+  const pg = build(pgCompiler, p).compile();
+  if (pg.parameters.length !== compiled.parameters.length || pg.parameters.some((value, i) => value !== compiled.parameters[i])) {
+    throw new Error(`precompile: the dialects bind different parameters for ${compiled.sql}`);
+  }
+  return { sql: compiled.sql, pgSql: pg.sql, slots };
 }
 
-/** What a prepared write gets: precompiled statements on the open transaction, the clock, effects. */
+/** The values of a precompiled query's placeholders, in order, from named parameters. */
+export function bindParams<P>(query: Precompiled<P, unknown>, params: P): unknown[] {
+  return query.slots.map((slot) => ('name' in slot ? (params as Record<string, unknown>)[slot.name] : slot.value));
+}
+
+/** One statement a prepared write asks its driver to run; the driver resumes it with the answer. */
+export interface Step {
+  op: 'get' | 'run';
+  query: Precompiled<unknown, unknown>;
+  params: unknown;
+}
+
+/** A prepared write's body: yields statements (`yield* ctx.get(...)`), returns its result. */
+export type PreparedBody<R> = Generator<Step, R, unknown>;
+
+/**
+ * What a prepared write gets: precompiled statements on the open transaction, the clock, effects.
+ * Statements are yielded (`const row = yield* ctx.get(q, p)`), so one body runs synchronously on
+ * the SQLite writer thread and asynchronously on a PostgreSQL connection.
+ */
 export interface PreparedWriteContext {
   /** The batch's timestamp (ISO, ms). */
   now: string;
   /** First row of a precompiled query, or undefined. */
-  get<P, R>(query: Precompiled<P, R>, params: P): R | undefined;
+  get<P, R>(query: Precompiled<P, R>, params: P): PreparedBody<R | undefined>;
   /** Runs a precompiled statement; returns how many rows it changed. */
-  run<P, R>(query: Precompiled<P, R>, params: P): number;
+  run<P, R>(query: Precompiled<P, R>, params: P): PreparedBody<number>;
   /** Feed topics to publish once the transaction has committed. */
   publish: (topic: string) => void;
   /** An event row to insert in the same transaction. */
@@ -69,11 +108,35 @@ export interface PreparedWriteContext {
 }
 
 /**
- * A prepared write: synchronous logic over precompiled statements that takes and returns plain
+ * A prepared write: logic over precompiled statements that takes and returns plain
  * (structured-clonable) data, so it can run on the store's writer thread, beside the database. It
  * follows the WriteUnit convention: a HearthError is thrown before anything is written.
  */
-export type PreparedWriteFn<A, R> = (ctx: PreparedWriteContext, args: A) => R;
+export type PreparedWriteFn<A, R> = (ctx: PreparedWriteContext, args: A) => PreparedBody<R>;
+
+/** The statement helpers of a PreparedWriteContext: each yields one Step and returns the answer. */
+export const preparedSteps: Pick<PreparedWriteContext, 'get' | 'run'> = {
+  *get<P, R>(query: Precompiled<P, R>, params: P): PreparedBody<R | undefined> {
+    return (yield { op: 'get', query: query, params }) as R | undefined;
+  },
+  *run<P, R>(query: Precompiled<P, R>, params: P): PreparedBody<number> {
+    return (yield { op: 'run', query: query, params }) as number;
+  },
+};
+
+/** Runs a prepared body to its end, answering each step synchronously. */
+export function driveSync<R>(body: PreparedBody<R>, answer: (step: Step) => unknown): R {
+  let next = body.next();
+  while (!next.done) next = body.next(answer(next.value));
+  return next.value;
+}
+
+/** Runs a prepared body to its end, answering each step asynchronously. */
+export async function driveAsync<R>(body: PreparedBody<R>, answer: (step: Step) => Promise<unknown>): Promise<R> {
+  let next = body.next();
+  while (!next.done) next = body.next(await answer(next.value));
+  return next.value;
+}
 
 /** Names a prepared write: the module that exports it in `preparedWrites`, and its key there. */
 export interface PreparedWrite<A, R> {
@@ -116,8 +179,18 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** Dialect-specific steps of every group-commit transaction (PostgreSQL: a lock and NOTIFY). */
+export interface TransactionHooks {
+  /** First thing in the transaction, before any unit runs. */
+  begin?(trx: Transaction<Database>): Promise<void>;
+  /** Last thing before COMMIT, with the topics the batch will publish. */
+  beforeCommit?(trx: Transaction<Database>, topics: ReadonlySet<string>): Promise<void>;
+}
+
 /** Options of the group committer. */
 export interface WriteQueueOptions {
+  /** Runs in every transaction (see TransactionHooks). */
+  hooks?: TransactionHooks;
   /** Most units in one transaction (default 256). */
   maxBatch?: number;
   /** Called with the topics of each committed batch. */
@@ -229,7 +302,9 @@ export class WriteQueue {
 
   private async transact(batch: Pending[]): Promise<Outcome[]> {
     const topics = new Set<string>();
+    const hooks = this.options.hooks;
     const outcomes = await this.db.transaction().execute(async (trx) => {
+      if (hooks?.begin) await hooks.begin(trx);
       const now = new Date().toISOString();
       const events: NewEvent[] = [];
       const results: Outcome[] = [];
@@ -253,6 +328,7 @@ export class WriteQueue {
       }
       if (events.length > 0) await trx.insertInto('events').values(events).execute();
       for (const event of events) topics.add(`events:${event.project_id}`);
+      if (hooks?.beforeCommit && topics.size > 0) await hooks.beforeCommit(trx, topics);
       return results;
     });
     this.options.onCommit(topics);

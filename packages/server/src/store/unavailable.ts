@@ -1,0 +1,42 @@
+/** PostgreSQL SQLSTATEs that mean "the database is not there right now", not "this request is wrong". */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown (the server is restarting)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, in recovery)
+  '53300', // too_many_connections
+  '55P03', // lock_not_available
+  '57014', // query_canceled (statement timeout)
+]);
+
+/** Socket errors of a connection that could not be made or was lost. */
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** node-postgres and pg-pool messages for a lost or unobtainable connection. */
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/,
+  /timeout exceeded when trying to connect/,
+  /Client has encountered a connection error and is not queryable/,
+  /Query read timeout/,
+  /Cannot use a pool after calling end/,
+];
+
+/**
+ * Whether an error means the database is unavailable (an outage, a restart, a lost connection),
+ * which a client should retry (503), as opposed to a bug (500). SQLite's SQLITE_BUSY (the file is
+ * locked longer than busy_timeout) counts as unavailable too.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (code.startsWith('08') && code.length === 5) return true; // connection_exception class
+    if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code)) return true;
+    if (code === 'SQLITE_BUSY') return true;
+  }
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
+  // AggregateError (a failed connect to several addresses) and wrapped causes.
+  const inner = (error as { errors?: unknown; cause?: unknown }).errors;
+  if (Array.isArray(inner) && inner.some(isStoreUnavailable)) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error && isStoreUnavailable(cause);
+}
