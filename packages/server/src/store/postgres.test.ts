@@ -35,7 +35,7 @@ async function eventually(check: () => boolean, ms: number, what: string): Promi
 async function twoReplicas(): Promise<{
   database: TestDatabase;
   stores: Array<{ store: Store; remote: string[]; local: string[]; resyncs: number }>;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }> {
   const database = await createTestDatabase(cluster!.url);
   const stores = [0, 1].map(() => {
@@ -186,15 +186,19 @@ test('when the listening connection is killed, the replica reconnects, re-checks
   }
 });
 
-test('a store whose database is gone answers ERR_STORE_UNAVAILABLE from ping and rejects writes with an outage error', { skip }, async () => {
-  const database = await createTestDatabase(cluster!.url);
-  const store = openStore({ dataDir: '/nonexistent', databaseUrl: database.url });
-  try {
-    await store.migrate();
-    await store.ping();
-    await database.drop(); // terminates every connection, and the database is gone
-    await assert.rejects(store.ping(), (error: Error & { code?: string }) => error.code === 'ERR_STORE_UNAVAILABLE');
-  } finally {
-    await store.close();
-  }
-});
+test(
+  'a store whose database is gone answers ERR_STORE_UNAVAILABLE from ping and rejects writes with an outage error',
+  { skip },
+  async () => {
+    const database = await createTestDatabase(cluster!.url);
+    const store = openStore({ dataDir: '/nonexistent', databaseUrl: database.url });
+    try {
+      await store.migrate();
+      await store.ping();
+      await database.drop(); // terminates every connection, and the database is gone
+      await assert.rejects(store.ping(), (error: Error & { code?: string }) => error.code === 'ERR_STORE_UNAVAILABLE');
+    } finally {
+      await store.close();
+    }
+  },
+);
