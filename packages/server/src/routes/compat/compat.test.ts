@@ -275,9 +275,14 @@ test("deployment signal transports: CFN_SIGNAL, HEAT_SIGNAL and TEMP_URL_SIGNAL 
     const tempId = await deploy(app, vm.server.id, { signal_transport: 'TEMP_URL_SIGNAL', name: 'c-temp' });
     const tempInputs = await inputsOf('c-temp');
     assert.equal(tempInputs.deploy_signal_verb, 'PUT');
-    const forged = await injectUrl(app, 'PUT', tempInputs.deploy_signal_id!.replace(/temp_url_sig=./, 'temp_url_sig=0'), {
-      deploy_status_code: 0,
-    });
+    const forged = await injectUrl(
+      app,
+      'PUT',
+      tempInputs.deploy_signal_id!.replace(/temp_url_sig=(.)/, (_m, c: string) => `temp_url_sig=${c === '0' ? '1' : '0'}`),
+      {
+        deploy_status_code: 0,
+      },
+    );
     assert.equal(forged.statusCode, 403);
     const put = await injectUrl(app, 'PUT', tempInputs.deploy_signal_id!, { deploy_status_code: 0 });
     assert.equal(put.statusCode, 201, put.body);
