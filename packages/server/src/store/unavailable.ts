@@ -40,3 +40,11 @@ export function isStoreUnavailable(error: unknown): boolean {
   const cause = (error as { cause?: unknown }).cause;
   return cause !== undefined && cause !== error && isStoreUnavailable(cause);
 }
+
+/**
+ * Whether PostgreSQL refused a value longer than its column (SQLSTATE 22001). Request schemas cap
+ * what clients send; this is the safety net that keeps a missed cap a 400, not a 500.
+ */
+export function isValueTooLong(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '22001';
+}
