@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Runs every test file (unit tests beside the code, cross-package tests in test/, never the
 // benchmarks) with node's test runner through tsx. Node 20's --test does not expand globs.
+// When HEARTH_TEST_POSTGRES_URL is set, the server's tests and test/e2e run a second time against
+// PostgreSQL (HEARTH_TEST_STORE=postgres). Arguments filter the files by substring, in both passes.
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -29,9 +31,27 @@ if (files.length === 0) {
 }
 const env = { ...process.env };
 delete env.NODE_EXTRA_CA_CERTS;
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
-  cwd: root,
-  stdio: 'inherit',
-  env,
-});
-process.exit(result.status ?? 1);
+delete env.HEARTH_TEST_STORE; // the first pass is the whole suite on SQLite
+const run = (testFiles, extraEnv) =>
+  spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...testFiles], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...env, ...extraEnv },
+  }).status ?? 1;
+const status = run(files, {});
+
+// With a PostgreSQL to test against (.ci/run starts one: scripts/postgres.ts), the server suite
+// runs a second time, each app and server on a fresh database of it.
+let postgresStatus = 0;
+if (process.env.HEARTH_TEST_POSTGRES_URL) {
+  const serverFiles = files.filter((f) => f.startsWith(join('packages', 'server') + sep) || f.startsWith(join('test', 'e2e') + sep));
+  if (serverFiles.length === 0) {
+    console.log('\n== server suite against PostgreSQL: no test file matches the filter');
+  } else {
+    console.log(`\n== server suite against PostgreSQL (${serverFiles.length} files, HEARTH_TEST_STORE=postgres)`);
+    postgresStatus = run(serverFiles, { HEARTH_TEST_STORE: 'postgres' });
+    const outcome = (code) => (code === 0 ? 'passed' : `FAILED (exit ${code})`);
+    console.log(`\n== SQLite pass ${outcome(status)}; PostgreSQL pass ${outcome(postgresStatus)}`);
+  }
+}
+process.exit(status !== 0 ? status : postgresStatus);

@@ -3,12 +3,12 @@
 // heat-config-notify (outbox + drainer), all from their bundles (test/helpers/agent-loop.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { agentLoop, bundleAgents, type AgentLoop } from '../helpers/agent-loop.ts';
-import { childEnv, freePort, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { childEnv, freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -77,7 +77,7 @@ before(async () => {
 after(async () => {
   server.child.kill('SIGKILL');
   await server.exited;
-  rmSync(dataDir, { recursive: true, force: true });
+  await removeServerData(dataDir);
 });
 
 test('a deployment created with the CLI completes with its outputs; a failing script gives FAILED with its stderr', async () => {

@@ -2,12 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Alarm, AlarmNotification } from '@hearth/protocol';
 import { signV2 } from '@hearth/protocol/signing';
 import { buildApp } from '../../packages/server/src/app.ts';
+import { testStore } from '../../packages/server/src/test-support.ts';
 import { freePort, TEST_SECRET_KEY } from '../helpers/server.ts';
 
 /** A loopback receiver recording every POST (path, headers, JSON body). */
@@ -68,12 +66,13 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 const PERIOD_S = 3;
 
 test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALARM within one period; its actions fire once per state change and drive a scaling policy', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-e2e-alarms-'));
+  const storage = await testStore('hearth-e2e-alarms-');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const token = 'test-admin-token';
   const app = await buildApp({
-    dataDir,
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
     adminToken: token,
     secretKey: TEST_SECRET_KEY,
     publicUrl: base,
@@ -194,6 +193,6 @@ test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALA
     await app.close();
     hook.close();
     actuator.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage.remove();
   }
 });

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ActuatorWebhook, ScalingGroup, ScalingPolicy } from '@hearth/protocol';
-import { freePort, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
 
 const SECRET = 'provisioner-secret-0123456789';
 
@@ -160,7 +160,7 @@ test('Alertmanager → alarm_url → group 1 → 2 with a signed webhook; cooldo
     server.child.kill('SIGTERM');
     await server.exited;
     await actuator.down();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeServerData(dataDir);
   }
 });
 
@@ -215,6 +215,6 @@ test('the actuator down for a while (and hearth-server killed meanwhile) still g
     server.child.kill('SIGTERM');
     await server.exited;
     await actuator.down();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeServerData(dataDir);
   }
 });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@hearth/agent-kit';
 import { deploymentInfo, Outbox, queueSignal } from '@hearth/config-notify';
-import { childEnv, freePort, spawnServer, startServer } from '../helpers/server.ts';
+import { childEnv, freePort, removeServerData, spawnServer, startServer } from '../helpers/server.ts';
 
 const BIN = new URL('../../packages/config-notify/bin/heat-config-notify.js', import.meta.url).pathname;
 
@@ -263,7 +263,7 @@ for (const transport of ['HEARTH_SIGNAL', 'HEAT_SIGNAL'] as const) {
         for (const child of drains) child.kill('SIGKILL');
         server.child.kill('SIGKILL');
         await server.exited;
-        rmSync(dataDir, { recursive: true, force: true });
+        await removeServerData(dataDir);
         rmSync(work.root, { recursive: true, force: true });
       }
     },

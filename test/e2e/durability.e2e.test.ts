@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request, Agent } from 'node:http';
-import { freePort, spawnServer } from '../helpers/server.ts';
+import { freePort, removeServerData, spawnServer } from '../helpers/server.ts';
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 32 });
 
@@ -96,6 +96,6 @@ test('SIGKILL under signal load loses no acknowledged signal', { timeout: 180_00
   } finally {
     server.child.kill('SIGKILL');
     await server.exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeServerData(dataDir);
   }
 });

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, spawnServer } from '../helpers/server.ts';
+import { freePort, removeServerData, spawnServer } from '../helpers/server.ts';
 
 interface Reply {
   status: number;
@@ -112,6 +112,6 @@ test('black box: register, configure, deploy, poll as the VM, signal, see the re
   } finally {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0, 'SIGTERM stops hearth-server cleanly');
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeServerData(dataDir);
   }
 });

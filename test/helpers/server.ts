@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { buildApp } from '../../packages/server/src/app.ts';
+import { testDatabaseUrl, type TestDatabase } from '../../packages/server/src/store/test-database.ts';
 
 /** The master key every test server uses. */
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef';
@@ -16,7 +17,7 @@ export interface TestServer {
   token: string;
   /** Its fresh data dir (removed by close). */
   dataDir: string;
-  /** Stops the server and removes the data dir. */
+  /** Stops the server, removes the data dir (unless the caller gave it) and drops its database (PostgreSQL pass). */
   close(): Promise<void>;
 }
 
@@ -29,23 +30,68 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts hearth-server in this process on 127.0.0.1 (a free port) with a fresh data dir. */
+/**
+ * Starts hearth-server in this process on 127.0.0.1 (a free port) with a fresh data dir, and in the
+ * PostgreSQL pass (HEARTH_TEST_STORE=postgres) a fresh database.
+ */
 export async function startServer(options: { dataDir?: string } = {}): Promise<TestServer> {
+  const database = await testDatabaseUrl();
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'hearth-test-'));
+  const remove = async () => {
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  };
   const token = 'test-admin-token';
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const app = await buildApp({ dataDir, adminToken: token, secretKey: TEST_SECRET_KEY, publicUrl: url });
-  await app.listen({ host: '127.0.0.1', port });
-  return {
-    url,
-    token,
-    dataDir,
-    async close() {
+  try {
+    const app = await buildApp({ dataDir, databaseUrl: database?.url, adminToken: token, secretKey: TEST_SECRET_KEY, publicUrl: url });
+    try {
+      await app.listen({ host: '127.0.0.1', port });
+    } catch (error) {
       await app.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+      throw error;
+    }
+    return {
+      url,
+      token,
+      dataDir,
+      async close() {
+        try {
+          await app.close();
+        } finally {
+          await remove();
+        }
+      },
+    };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+/**
+ * The database of the servers spawned on one data dir, in the PostgreSQL pass: a server spawned
+ * again on the same data dir (a restart) finds the same data. removeServerData drops it.
+ */
+const spawnedDatabases = new Map<string, Promise<TestDatabase | undefined>>();
+
+function databaseOf(dataDir: string): Promise<TestDatabase | undefined> {
+  let database = spawnedDatabases.get(dataDir);
+  if (!database) {
+    database = testDatabaseUrl();
+    spawnedDatabases.set(dataDir, database);
+    database.catch(() => spawnedDatabases.delete(dataDir));
+  }
+  return database;
+}
+
+/** Removes the data dir of spawned servers and, in the PostgreSQL pass, drops their database. Stop the servers first. */
+export async function removeServerData(dataDir: string): Promise<void> {
+  rmSync(dataDir, { recursive: true, force: true });
+  const database = spawnedDatabases.get(dataDir);
+  spawnedDatabases.delete(dataDir);
+  await (await database?.catch(() => undefined))?.drop();
 }
 
 /** A hearth-server running as its own process (for crash tests), started with `tsx`. */
@@ -64,9 +110,13 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return env;
 }
 
-/** Starts `hearth-server serve` as a process on a given port; resolves once it answers /readyz. */
+/**
+ * Starts `hearth-server serve` as a process on a given port; resolves once it answers /readyz. In the
+ * PostgreSQL pass every server spawned on one data dir shares one database; removeServerData drops it.
+ */
 export async function spawnServer(dataDir: string, port: number, token = 'test-admin-token'): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${port}`;
+  const database = await databaseOf(dataDir);
   const child = spawn(
     process.execPath,
     [
@@ -78,6 +128,7 @@ export async function spawnServer(dataDir: string, port: number, token = 'test-a
       `127.0.0.1:${port}`,
       '--data-dir',
       dataDir,
+      ...(database ? ['--database-url', database.url] : []),
       '--log-level',
       'warn',
     ],

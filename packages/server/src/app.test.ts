@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
-import { ADMIN, createConfig, createDeployment, errorCode, registerServer, testApp } from './test-support.ts';
+import { ADMIN, createConfig, createDeployment, errorCode, registerServer, TEST_DIALECT, testApp } from './test-support.ts';
 
 test('Heat-shaped calls work on a fresh data dir with only X-Auth-Token (default project)', async () => {
   const { app, done } = await testApp();
@@ -436,7 +436,7 @@ test('ops: healthz, readyz, metrics, OpenAPI docs', async () => {
   const { app, done } = await testApp();
   try {
     assert.equal((await app.inject('/healthz')).statusCode, 200);
-    assert.deepEqual((await app.inject('/readyz')).json(), { status: 'ready', store: 'sqlite' });
+    assert.deepEqual((await app.inject('/readyz')).json(), { status: 'ready', store: TEST_DIALECT });
     const metrics = await app.inject('/metrics');
     assert.match(metrics.body, /hearth_write_queue_depth 0/);
     const docs = await app.inject('/docs/json');

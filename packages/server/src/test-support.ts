@@ -3,27 +3,65 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from './app.ts';
+import type { DialectName } from './store/migrations.ts';
+import { postgresTestPass, testDatabaseUrl } from './store/test-database.ts';
 
 /** Admin token of the apps built by `testApp`. */
 export const ADMIN = { 'x-auth-token': 'admin-secret' };
 
-/** A fresh app on a fresh data dir (SQLite), closed and removed by `done`. */
-export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-unit-'));
-  const app = await buildApp({
-    dataDir,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
-  });
+/** The store this run of the suite tests: PostgreSQL when HEARTH_TEST_STORE=postgres, else SQLite. */
+export const TEST_DIALECT: DialectName = postgresTestPass() ? 'postgres' : 'sqlite';
+
+/** Where a test keeps its data: a fresh data dir and, in the PostgreSQL pass, a fresh database. */
+export interface TestStore {
+  /** The data dir (SQLite file, generated secrets). */
+  dataDir: string;
+  /** The database for buildApp's `databaseUrl`; undefined means SQLite in the data dir. */
+  databaseUrl: string | undefined;
+  /** Removes the data dir and drops the database. */
+  remove(): Promise<void>;
+}
+
+/** A fresh data dir (`prefix` names it in tmpdir, default hearth-unit-) and, in the PostgreSQL pass, a fresh database. */
+export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
+  const database = await testDatabaseUrl();
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
   return {
-    app,
     dataDir,
-    async done() {
-      await app.close();
+    databaseUrl: database?.url,
+    async remove() {
       rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
+}
+
+/** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
+export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
+  const store = await testStore();
+  try {
+    const app = await buildApp({
+      dataDir: store.dataDir,
+      databaseUrl: store.databaseUrl,
+      adminToken: 'admin-secret',
+      secretKey: 'unit-test-secret-key-0123456789',
+      publicUrl: 'http://127.0.0.1:9',
+    });
+    return {
+      app,
+      dataDir: store.dataDir,
+      async done() {
+        try {
+          await app.close();
+        } finally {
+          await store.remove();
+        }
+      },
+    };
+  } catch (error) {
+    await store.remove();
+    throw error;
+  }
 }
 
 /** Registers a server; returns its id and the agent's auth header. */

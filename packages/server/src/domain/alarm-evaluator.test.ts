@@ -2,22 +2,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Alarm, AlarmNotification } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
-import { ADMIN, registerServer } from '../test-support.ts';
+import { ADMIN, registerServer, testStore, type TestStore } from '../test-support.ts';
 import type { AlarmSettings } from './alarm-evaluator.ts';
 import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
 
 /** Never fires during a test: runs are driven by runOnce(). */
 const MANUAL = '0 0 1 1 *';
 
-async function appOn(dataDir: string, settings: AlarmSettings = {}): Promise<FastifyInstance> {
+async function appOn(storage: TestStore, settings: AlarmSettings = {}): Promise<FastifyInstance> {
   return buildApp({
-    dataDir,
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
     adminToken: 'admin-secret',
     secretKey: 'unit-test-secret-key-0123456789',
     publicUrl: 'http://127.0.0.1:9',
@@ -57,9 +55,9 @@ const showAlarm = async (app: FastifyInstance, name: string) =>
   (await app.inject({ url: `/v1/default/alarms/${name}`, headers: ADMIN })).json<{ alarm: Alarm }>().alarm;
 
 test('samples above the threshold move the alarm to ALARM; each state change is recorded and its action POSTed once', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-alarm-'));
+  const storage = await testStore('hearth-alarm-');
   const hook = await receiver();
-  const app = await appOn(dataDir);
+  const app = await appOn(storage);
   try {
     const vm = await registerServer(app);
     const created = await app.inject({
@@ -125,14 +123,14 @@ test('samples above the threshold move the alarm to ALARM; each state change is 
   } finally {
     await app.close();
     hook.server.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage.remove();
   }
 });
 
 test('a receiver that is down gets every change, in order, once it is back; a disabled alarm is not evaluated', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-alarm-'));
+  const storage = await testStore('hearth-alarm-');
   const hook = await receiver();
-  const app = await appOn(dataDir, { delivery: { backoffMs: 1, maxBackoffMs: 1 } });
+  const app = await appOn(storage, { delivery: { backoffMs: 1, maxBackoffMs: 1 } });
   try {
     const vm = await registerServer(app);
     const base = { metric_name: 'CPUUtilization', statistic: 'Maximum', period: 60, comparison_operator: 'GreaterThanThreshold' };
@@ -175,14 +173,14 @@ test('a receiver that is down gets every change, in order, once it is back; a di
   } finally {
     await app.close();
     hook.server.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage.remove();
   }
 });
 
 test('one evaluator across processes sharing a database: the lease, its expiry and its hand-over', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-alarm-'));
-  const a = await appOn(dataDir, { evaluator: { holderId: 'process-a', leaseSeconds: 30 } });
-  const b = await appOn(dataDir, { evaluator: { holderId: 'process-b', leaseSeconds: 30 } });
+  const storage = await testStore('hearth-alarm-');
+  const a = await appOn(storage, { evaluator: { holderId: 'process-a', leaseSeconds: 30 } });
+  const b = await appOn(storage, { evaluator: { holderId: 'process-b', leaseSeconds: 30 } });
   try {
     const lease = async () =>
       a.services.store.reader.selectFrom('alarm_leases').selectAll().where('name', '=', ALARM_EVALUATOR_LEASE).executeTakeFirstOrThrow();
@@ -210,13 +208,13 @@ test('one evaluator across processes sharing a database: the lease, its expiry a
   } finally {
     await b.close();
     await a.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage.remove();
   }
 });
 
 test('samples past the retention limits (count, age) are pruned by the evaluator', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-alarm-'));
-  const app = await appOn(dataDir, { retention: { maxSamples: 3, maxAgeSeconds: 3600 } });
+  const storage = await testStore('hearth-alarm-');
+  const app = await appOn(storage, { retention: { maxSamples: 3, maxAgeSeconds: 3600 } });
   try {
     const vm = await registerServer(app);
     await putCpu(app, vm.auth, 1, 2, 3, 4, 5);
@@ -237,6 +235,6 @@ test('samples past the retention limits (count, age) are pruned by the evaluator
     assert.equal(tooOld.statusCode, 400, 'a sample older than the retention is refused on the way in');
   } finally {
     await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    await storage.remove();
   }
 });
