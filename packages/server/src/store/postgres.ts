@@ -51,6 +51,11 @@ export function openPostgresPool(url: string, logError: (error: unknown) => void
   });
   // An idle client whose server went away emits here; without a listener it would crash the process.
   pool.on('error', (error) => logError(error));
+  // A client checked out of the pool (mid-query or mid-transaction) emits 'error' on the client
+  // itself, where pg-pool has no listener while it is lent: without one a database that goes away
+  // under a query crashes the process. The query is rejected too (a 503), and the pool drops the
+  // client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
 }
 
