@@ -27,13 +27,27 @@ export const MAX_SAMPLES_PER_PUT = 100;
 /** Most action URLs per state. */
 export const MAX_ALARM_ACTIONS = 5;
 
+/**
+ * Most characters in a namespace or metric name (each stored in a varchar(255) column), and in a
+ * dimension name or value (held to the same cap, so an alarm can name whatever a sample carries).
+ * PutMetricData (cfn-push-stats) is held to the same caps as the JSON routes.
+ */
+export const MAX_METRIC_NAME_LENGTH = 255;
+/** Most characters in a unit (`Percent`, `Bytes/Second`; stored in a varchar(64) column). */
+export const MAX_METRIC_UNIT_LENGTH = 64;
+
 /** A namespace: `system/linux`, `AWS/ELB`, `MyApp`. */
-export const MetricNamespace = Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.:/#-]+$' });
+export const MetricNamespace = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:/#-]+$' });
 /** A metric name: `CPUUtilization`, `Heartbeat`. */
-export const MetricName = Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.:/#-]+$' });
-/** Dimensions: name → value, for example `{"InstanceId": "i-1", "AutoScalingGroupName": "web"}`. */
-export const MetricDimensions = Type.Record(Type.String({ minLength: 1, maxLength: 255 }), Type.String({ minLength: 1, maxLength: 255 }), {
+export const MetricName = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:/#-]+$' });
+const DimensionText = { minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH };
+/**
+ * Dimensions: name → value, for example `{"InstanceId": "i-1", "AutoScalingGroupName": "web"}`.
+ * A Record's key schema does not constrain the names, so `propertyNames` does.
+ */
+export const MetricDimensions = Type.Record(Type.String(DimensionText), Type.String(DimensionText), {
   maxProperties: MAX_METRIC_DIMENSIONS,
+  propertyNames: DimensionText,
 });
 export type MetricDimensions = Static<typeof MetricDimensions>;
 
@@ -45,7 +59,7 @@ export const MetricSampleInput = Type.Object(
     /** Default: the put's namespace. */
     namespace: Type.Optional(MetricNamespace),
     /** CloudWatch unit (`Percent`, `Bytes`, `Count`, ...), kept as given. */
-    unit: Type.Optional(Type.String({ maxLength: 64 })),
+    unit: Type.Optional(Type.String({ maxLength: MAX_METRIC_UNIT_LENGTH })),
     dimensions: Type.Optional(MetricDimensions),
     /** When it was measured; default: when the server received it. At most 2 weeks old, 2 hours ahead. */
     timestamp: Type.Optional(Timestamp),

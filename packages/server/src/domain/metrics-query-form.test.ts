@@ -83,6 +83,23 @@ test('bad PutMetricData is refused with the offending parameter', () => {
   );
 });
 
+test('PutMetricData names, units and dimensions longer than the JSON routes take are refused with the limit', () => {
+  const sample = { 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': '1' };
+  const dimension = (name: string, value: string) => ({
+    ...sample,
+    'MetricData.member.1.Dimensions.member.1.Name': name,
+    'MetricData.member.1.Dimensions.member.1.Value': value,
+  });
+  assert.match(reasonOf({ ...sample, Namespace: 'n'.repeat(256) }), /Namespace is 256 characters long; at most 255 are stored/);
+  assert.match(reasonOf({ ...sample, 'MetricData.member.1.MetricName': 'm'.repeat(256) }), /member\.1\.MetricName is 256 characters/);
+  assert.match(reasonOf({ ...sample, 'MetricData.member.1.Unit': 'u'.repeat(65) }), /member\.1\.Unit is 65 characters long; at most 64/);
+  assert.match(reasonOf(dimension('d'.repeat(256), 'v')), /Dimensions\.member\.1\.Name is 256 characters/);
+  assert.match(reasonOf(dimension('d', 'v'.repeat(256))), /Dimensions\.member\.1\.Value is 256 characters/);
+  // Characters, as the database counts them, not UTF-16 units: 255 astral characters fit.
+  const parsed = parsePutMetricData({ ...dimension('d'.repeat(255), '🔥'.repeat(255)), Namespace: 'n'.repeat(255) });
+  assert.equal(parsed.samples[0]?.dimensions?.['d'.repeat(255)], '🔥'.repeat(255));
+});
+
 test('the reply is CloudWatch XML with the request id', () => {
   assert.equal(
     putMetricDataXml('req-1<'),

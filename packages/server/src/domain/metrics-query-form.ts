@@ -1,4 +1,11 @@
-import { DEFAULT_METRIC_NAMESPACE, MAX_METRIC_DIMENSIONS, MAX_SAMPLES_PER_PUT, type MetricSampleInput } from '@hearth/protocol';
+import {
+  DEFAULT_METRIC_NAMESPACE,
+  MAX_METRIC_DIMENSIONS,
+  MAX_METRIC_NAME_LENGTH,
+  MAX_METRIC_UNIT_LENGTH,
+  MAX_SAMPLES_PER_PUT,
+  type MetricSampleInput,
+} from '@hearth/protocol';
 import { HearthError } from './errors.ts';
 
 /** A PutMetricData request read from its AWS query form: the namespace and one sample per member. */
@@ -13,15 +20,23 @@ function invalid(reason: string): never {
   throw new HearthError('ERR_METRIC_INVALID', { reason });
 }
 
+/** Refuses a parameter longer than the JSON routes take (counted in characters, as the database counts them). */
+function assertLength(parameter: string, value: string, max: number): void {
+  const length = [...value].length;
+  if (length > max) invalid(`${parameter} is ${length} characters long; at most ${max} are stored`);
+}
+
 /**
  * Reads `Action=PutMetricData` parameters as boto (cfn-push-stats) sends them:
  * `Namespace`, `MetricData.member.N.{MetricName,Unit,Value,Timestamp}` and
  * `MetricData.member.N.Dimensions.member.M.{Name,Value}`. Every member is taken (Heat used only the
  * first); members are numbered from 1 and need not be contiguous. StatisticValues sets are refused
- * (one raw value per member). Throws ERR_METRIC_INVALID with the offending parameter.
+ * (one raw value per member). Names, units and dimensions are held to the JSON routes' lengths.
+ * Throws ERR_METRIC_INVALID with the offending parameter.
  */
 export function parsePutMetricData(params: Record<string, string>): PutMetricDataRequest {
   const namespace = params.Namespace ?? DEFAULT_METRIC_NAMESPACE;
+  assertLength('Namespace', namespace, MAX_METRIC_NAME_LENGTH);
   type Dimension = { Name?: string; Value?: string };
   type Member = { fields: Record<string, string>; dims: Map<number, Dimension> };
   const members = new Map<number, Member>();
@@ -47,6 +62,7 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
     .map(([index, { fields, dims }]) => {
       const prefix = `MetricData.member.${index}`;
       if (!fields.MetricName) invalid(`${prefix}.MetricName is missing`);
+      assertLength(`${prefix}.MetricName`, fields.MetricName, MAX_METRIC_NAME_LENGTH);
       const rawValue = fields.Value;
       const value = rawValue === undefined || rawValue.trim() === '' ? NaN : Number(rawValue);
       if (!Number.isFinite(value)) invalid(`${prefix}.Value ${JSON.stringify(rawValue ?? null)} is not a number`);
@@ -54,10 +70,15 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
       const dimensions: Record<string, string> = {};
       for (const [m, dim] of dims) {
         if (!dim.Name || dim.Value === undefined) invalid(`${prefix}.Dimensions.member.${m} needs both Name and Value`);
+        assertLength(`${prefix}.Dimensions.member.${m}.Name`, dim.Name, MAX_METRIC_NAME_LENGTH);
+        assertLength(`${prefix}.Dimensions.member.${m}.Value`, dim.Value, MAX_METRIC_NAME_LENGTH);
         dimensions[dim.Name] = dim.Value;
       }
       const sample: MetricSampleInput = { metric_name: fields.MetricName, value, namespace, dimensions };
-      if (fields.Unit) sample.unit = fields.Unit;
+      if (fields.Unit) {
+        assertLength(`${prefix}.Unit`, fields.Unit, MAX_METRIC_UNIT_LENGTH);
+        sample.unit = fields.Unit;
+      }
       if (fields.Timestamp) {
         const time = Date.parse(fields.Timestamp);
         if (Number.isNaN(time)) invalid(`${prefix}.Timestamp ${fields.Timestamp} is not an ISO 8601 time`);
