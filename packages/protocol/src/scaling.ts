@@ -39,7 +39,11 @@ export const Actuator = Type.Object(
 );
 export type Actuator = Static<typeof Actuator>;
 
-/** With member_bootstrap, every new member gets a server record and a ready agent credential in the webhook. */
+/**
+ * With member_bootstrap, every new member gets a server record and a ready agent credential in the
+ * webhook. It is named (as server and as resource) `{group name}-{8 hex digits}`, the group name cut
+ * to its first 246 characters so the name fits in 255.
+ */
 export const MemberBootstrap = Type.Object(
   {
     /** How the new members' agents fetch metadata (default HEARTH_LONG_POLL). */

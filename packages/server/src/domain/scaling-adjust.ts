@@ -16,6 +16,19 @@ export const scalingTopics = {
 /** How long the "scaling in progress" lease lasts: a crash mid-change blocks the group at most this long. */
 export const SCALING_LEASE_MS = 60_000;
 
+/** Most characters in a server's name and resource name (varchar(255) columns). */
+const MAX_SERVER_NAME_LENGTH = 255;
+
+/**
+ * The name and resource name of a member that member_bootstrap creates: the group's name, `-` and
+ * 8 random hex digits; a longer group name is cut so the whole fits in 255 characters (group names
+ * are ASCII, so `slice` counts characters).
+ */
+function memberName(groupName: string): string {
+  const suffix = `-${randomUUID().slice(0, 8)}`;
+  return groupName.slice(0, MAX_SERVER_NAME_LENGTH - suffix.length) + suffix;
+}
+
 /** One requested change of desired capacity. */
 export interface AdjustRequest {
   /** The new desired capacity, computed from the group as it is inside the transaction (already clamped). */
@@ -102,7 +115,7 @@ export class ScalingAdjuster {
     const created: Array<{ id: string; name: string }> = [];
     try {
       for (let i = 0; i < target - group.desired_capacity; i++) {
-        const name = `${group.name}-${randomUUID().slice(0, 8)}`;
+        const name = memberName(group.name);
         const server = await this.servers.create(group.project_id, {
           name,
           stack: group.stack_id,
