@@ -31,12 +31,19 @@ export const WaitConditionCreate = Type.Object(
 );
 export type WaitConditionCreate = Static<typeof WaitConditionCreate>;
 
+/**
+ * Most characters in a signal id (a CFN `UniqueId`, a Heat handle's `id`): the store's signal id
+ * column holds 255 (Heat sets no limit). A longer id is a 400 ERR_SIGNAL_INVALID.
+ */
+export const MAX_WAIT_CONDITION_SIGNAL_ID_LENGTH = 255;
+const SignalId = Type.String({ minLength: 1, maxLength: MAX_WAIT_CONDITION_SIGNAL_ID_LENGTH });
+
 /** CFN handle signal body (`AWS::CloudFormation::WaitConditionHandle`): all four keys, no others. */
 export const CfnWaitConditionSignal = Type.Object(
   {
     Status: Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILURE')]),
     Reason: Type.String({ maxLength: 4096 }),
-    UniqueId: Type.String({ minLength: 1, maxLength: 255 }),
+    UniqueId: SignalId,
     Data: Type.String({ maxLength: 65536 }),
   },
   { additionalProperties: false },
@@ -49,7 +56,7 @@ export const HeatWaitConditionSignal = Type.Object(
     status: Type.Optional(Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILURE')])),
     reason: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
     data: Type.Optional(JsonValue),
-    id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Integer()])),
+    id: Type.Optional(Type.Union([SignalId, Type.Integer()])),
   },
   { additionalProperties: false },
 );
