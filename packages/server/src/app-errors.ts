@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
-import { isStoreUnavailable, isValueTooLong } from './store/unavailable.ts';
+import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './store/unavailable.ts';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -34,7 +34,9 @@ export function toHearthError(error: FastifyError | Error, requestId: string): H
   if (isHearthError(error)) return error;
   // The database is down or restarting: retry later (a signal was not committed, so it is not acknowledged).
   if (isStoreUnavailable(error)) return new HearthError('ERR_STORE_UNAVAILABLE');
-  if (isValueTooLong(error)) return new HearthError('ERR_REQUEST_INVALID', { reason: 'a value is longer than hearth stores for that field' });
+  if (isValueTooLong(error))
+    return new HearthError('ERR_REQUEST_INVALID', { reason: 'a value is longer than hearth stores for that field' });
+  if (isUnstorableText(error)) return new HearthError('ERR_REQUEST_INVALID', { reason: 'a text value contains a NUL character' });
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     return new HearthError('ERR_REQUEST_INVALID', { reason: error.message });

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { feedPayloads } from './postgres.ts';
 import { openStore, type Store } from './store.ts';
-import { isStoreUnavailable } from './unavailable.ts';
+import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './unavailable.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { skipUnlessPostgres, startPostgres, type PostgresCluster } from '../../../../test/helpers/postgres.ts';
 
@@ -98,6 +98,10 @@ test('outage errors are recognised (503), other errors are not', () => {
   ]) {
     assert.equal(isStoreUnavailable(error), false, String(error));
   }
+  assert.equal(isValueTooLong(Object.assign(new Error('value too long for type character varying(255)'), { code: '22001' })), true);
+  assert.equal(isUnstorableText(Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' })), true);
+  assert.equal(isUnstorableText(Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' })), true);
+  assert.equal(isValueTooLong(new Error('value too long')), false, 'only the SQLSTATE counts');
 });
 
 test('writes from two replicas are serialised: 2 × 40 concurrent read-then-write increments lose none', { skip }, async () => {
@@ -202,3 +206,26 @@ test(
     }
   },
 );
+
+test('a NUL character in a name is a coded 400 on PostgreSQL, never a 500, and nothing is stored', { skip }, async () => {
+  const database = await createTestDatabase(cluster!.url);
+  const { buildApp } = await import('../app.ts');
+  const app = await buildApp({
+    dataDir: '/nonexistent',
+    databaseUrl: database.url,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+  });
+  try {
+    const headers = { 'x-auth-token': 'admin-secret' };
+    const reply = await app.inject({ method: 'POST', url: '/v1/default/servers', headers, payload: { name: 'a\u0000b' } });
+    assert.equal(reply.statusCode, 400, reply.body);
+    assert.equal(reply.json<{ error: { code: string } }>().error.code, 'ERR_REQUEST_INVALID');
+    const list = await app.inject({ method: 'GET', url: '/v1/default/servers', headers });
+    assert.deepEqual(list.json<{ servers: unknown[] }>().servers, []);
+  } finally {
+    await app.close();
+    await database.drop();
+  }
+});

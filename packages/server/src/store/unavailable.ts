@@ -9,7 +9,16 @@ const UNAVAILABLE_SQLSTATES = new Set([
 ]);
 
 /** Socket errors of a connection that could not be made or was lost. */
-const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /** node-postgres and pg-pool messages for a lost or unobtainable connection. */
 const UNAVAILABLE_MESSAGES = [
@@ -46,5 +55,19 @@ export function isStoreUnavailable(error: unknown): boolean {
  * what clients send; this is the safety net that keeps a missed cap a 400, not a 500.
  */
 export function isValueTooLong(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '22001';
+  return sqlState(error) === '22001';
+}
+
+/**
+ * Whether PostgreSQL refused a text value it cannot hold: a NUL character (SQLSTATE 22021, or
+ * 22P05 "unsupported Unicode escape sequence" for `\u0000` in JSON). SQLite stores these; they
+ * are a 400 on PostgreSQL, never a 500.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === '22021' || state === '22P05';
+}
+
+function sqlState(error: unknown): unknown {
+  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 }

@@ -5,6 +5,8 @@ import { HearthError, isHearthError } from '../../domain/errors.ts';
 import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
+import { toHearthError } from '../../app-errors.ts';
+import { isStoreUnavailable, isUnstorableText, isValueTooLong } from '../../store/unavailable.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
 import { assertCurrentAction, resourceMetadata, resourceSignal } from '../resource-actions.ts';
 import { FormBody, putMetricData } from '../guest/metrics.ts';
@@ -30,6 +32,7 @@ function cfnCode(status: number, code: string): string {
   if (status === 413) return 'RequestLimitExceeded';
   if (status === 404) return 'ValidationError';
   if (status === 409) return 'InvalidAction';
+  if (status === 503) return 'ServiceUnavailable';
   return status >= 500 ? 'InternalFailure' : 'InvalidParameterValue';
 }
 
@@ -82,8 +85,13 @@ async function describe(services: Services, holder: Holder, request: FastifyRequ
  * Heat, a bad body is a 400 with a reason, never a silent 200 or a 500.
  */
 export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler((rawError, request, reply) => {
     const format = formatOf(request);
+    // A database outage (503) or a value the store cannot hold (400) gets its coded error here too.
+    const error =
+      isStoreUnavailable(rawError) || isValueTooLong(rawError) || isUnstorableText(rawError)
+        ? toHearthError(rawError as Error, request.id)
+        : rawError;
     if (isHearthError(error)) {
       return send(
         reply,
