@@ -27,6 +27,7 @@ const UNAVAILABLE_MESSAGES = [
   /Client has encountered a connection error and is not queryable/,
   /Query read timeout/,
   /Cannot use a pool after calling end/,
+  /is not currently accepting connections/, // 55000 after ALTER DATABASE ... ALLOW_CONNECTIONS false
 ];
 
 /**

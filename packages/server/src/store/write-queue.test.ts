@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, registerServer, createConfig, createDeployment } from '../test-support.ts';
 import { isHearthError } from '../domain/errors.ts';
-import { preparedWrite } from './write-queue.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.ts';
+import { preparedWrite, WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
 
@@ -60,4 +62,30 @@ test('a store closes its writer thread when it closes', async () => {
   const ack = await app.services.signals.signal(principal, id, {});
   assert.equal(ack.status, 'COMPLETE');
   await done(); // must return: the thread ends with the store
+});
+
+test('a batch that fails because the database is gone is not retried unit by unit (it could apply one twice); a bug in one unit is', async () => {
+  for (const [failure, expectedTransactions] of [
+    [Object.assign(new Error('Connection terminated unexpectedly')), 1],
+    [new TypeError('a bug in one unit'), 4],
+  ] as Array<[Error, number]>) {
+    let transactions = 0;
+    // Only the transaction entry point is used by the queue: each attempt fails the same way.
+    const db = {
+      transaction: () => ({
+        execute: () => {
+          transactions++;
+          return Promise.reject(failure);
+        },
+      }),
+    } as unknown as Kysely<Database>;
+    const queue = new WriteQueue(db, { onCommit: () => undefined });
+    const results = await Promise.allSettled([1, 2, 3].map(() => queue.run(() => Promise.resolve('written'))));
+    assert.deepEqual(
+      results.map((r) => r.status === 'rejected' && r.reason === failure),
+      [true, true, true],
+      'every caller gets the failure',
+    );
+    assert.equal(transactions, expectedTransactions, failure.message);
+  }
 });

@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import type { Database, NewEvent } from './schema.ts';
 import { isHearthError } from '../domain/errors.ts';
+import { isStoreUnavailable } from './unavailable.ts';
 
 /** What a unit of work gets: the transaction, the batch's clock, and places to record effects. */
 export interface WriteContext {
@@ -283,7 +284,13 @@ export class WriteQueue {
     try {
       const settled = await this.transact(batch);
       settled.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
-    } catch {
+    } catch (error) {
+      // The database is gone (or the COMMIT's outcome is unknown): running the units again could
+      // apply one twice, and would only fail again. Each caller gets the outage (a 503) and retries.
+      if (isStoreUnavailable(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
       // Something unexpected failed the whole transaction: run each unit on its own, so one bad
       // unit cannot take the others' writes with it.
       for (const pending of batch) await this.runAlone(pending);
