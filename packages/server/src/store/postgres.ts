@@ -44,7 +44,7 @@ export function openPostgresPool(url: string, logError: (error: unknown) => void
     max: 10,
     idleTimeoutMillis: 10_000,
     // An outage fails requests fast (503) instead of holding them.
-    connectionTimeoutMillis: 3_000,
+    connectionTimeoutMillis: 5_000,
     query_timeout: 30_000,
     application_name: 'hearth-server',
     types,
@@ -154,7 +154,7 @@ export class FeedListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 3_000, application_name: 'hearth-server feed' });
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, application_name: 'hearth-server feed' });
     let lost = false;
     const onLost = (error?: unknown) => {
       if (lost) return;
