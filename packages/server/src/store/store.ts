@@ -119,7 +119,9 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
     write: (unit) => queue.run(unit),
     // The same prepared body the SQLite writer thread runs, here step by step on the batch's transaction.
     writePrepared: (write, args) =>
-      queue.run(({ trx, now, publish, event }) => runPreparedOnPostgres(trx, write.module, write.name, args, { now, publish, event })) as never,
+      queue.run(({ trx, now, publish, event }) =>
+        runPreparedOnPostgres(trx, write.module, write.name, args, { now, publish, event }),
+      ) as never,
     writeQueueDepth: () => queue.depth,
     async migrate() {
       const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations('postgres')) } });
