@@ -49,8 +49,17 @@ interface SignalArgs {
   clientKey: string | undefined;
 }
 
-const selectDeployment = precompile<{ id: string }, DeploymentRow>((db, p) =>
-  db.selectFrom('software_deployments').selectAll().where('id', '=', p.id),
+/** What a signal reads of its deployment (not the whole row: every column read is a value built in JS). */
+type SignalledDeployment = Pick<
+  DeploymentRow,
+  'id' | 'project_id' | 'server_id' | 'config_id' | 'derived_config_id' | 'action' | 'status' | 'output_values'
+>;
+
+const selectDeployment = precompile<{ id: string }, SignalledDeployment>((db, p) =>
+  db
+    .selectFrom('software_deployments')
+    .select(['id', 'project_id', 'server_id', 'config_id', 'derived_config_id', 'action', 'status', 'output_values'])
+    .where('id', '=', p.id),
 );
 const selectEarlier = precompile<{ id: string; key: string }, { result_status: string; result_reason: string | null }>((db, p) =>
   db
@@ -153,8 +162,10 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
       { status: outcome.status },
     ),
   );
+  // No topics.deadlines: a settled deployment only drops a deadline, which never makes the watcher's
+  // next wake-up earlier (at worst it wakes once for nothing and re-arms). Publishing it would
+  // re-query the earliest deadline on the main thread after every batch of signals.
   ctx.publish(topics.deployment(id));
-  ctx.publish(topics.deadlines);
   return { deployment_id: id, status: outcome.status, status_reason: outcome.reason, duplicate: false };
 }
 
