@@ -70,22 +70,11 @@ function openSqliteStore(options: StoreOptions): Store {
     writePrepared: (write, args) => queue.runPrepared(write, args),
     writeQueueDepth: () => queue.depth,
     async migrate() {
-      const migrator = new Migrator({
-        db: writer,
-        provider: { getMigrations: () => Promise.resolve(migrations('sqlite')) },
-      });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+      const applied = await migrateToLatest(writer, 'sqlite');
       thread.warmUp(); // the schema is in place: the writer thread can open its connection
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      return applied;
     },
-    async ping() {
-      try {
-        await sql`select 1`.execute(reader);
-      } catch {
-        throw new HearthError('ERR_STORE_UNAVAILABLE');
-      }
-    },
+    ping: () => ping(reader),
     async close() {
       await queue.drained();
       await thread.close();
@@ -124,25 +113,34 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
       ) as never,
     writeQueueDepth: () => queue.depth,
     async migrate() {
-      const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations('postgres')) } });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+      const applied = await migrateToLatest(db, 'postgres');
       await listener.start();
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      return applied;
     },
-    async ping() {
-      try {
-        await sql`select 1`.execute(db);
-      } catch {
-        throw new HearthError('ERR_STORE_UNAVAILABLE');
-      }
-    },
+    ping: () => ping(db),
     async close() {
       await queue.drained();
       await listener.close();
       await db.destroy();
     },
   };
+}
+
+/** Applies pending migrations (Kysely's Migrator, which locks against a concurrent run); returns the names applied. */
+async function migrateToLatest(db: Kysely<Database>, dialect: DialectName): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations(dialect)) } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Throws ERR_STORE_UNAVAILABLE unless the database answers a trivial query. */
+async function ping(db: Kysely<Database>): Promise<void> {
+  try {
+    await sql`select 1`.execute(db);
+  } catch {
+    throw new HearthError('ERR_STORE_UNAVAILABLE');
+  }
 }
 
 /** Hides the password of a database URL, for messages and logs. */
