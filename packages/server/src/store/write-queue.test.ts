@@ -53,6 +53,27 @@ test('prepared writes on the writer thread: one failing call does not take its b
   }
 });
 
+test('a unit queued behind prepared writes runs once they have committed; writes queued behind the unit wait for it', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const configId = await createConfig(app);
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(await createDeployment(app, configId, server.id));
+    const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+    const { signals, store } = app.services;
+    const count = () => store.write(async ({ trx }) => (await trx.selectFrom('signals').select('id').execute()).length);
+    const before = ids.slice(0, 3).map((id) => signals.signal(principal, id, { deploy_status_code: 0 }));
+    const seen = count();
+    const after = signals.signal(principal, ids[3]!, { deploy_status_code: 0 });
+    assert.equal(await seen, 3);
+    await Promise.all([...before, after]);
+    assert.equal(await count(), 4);
+  } finally {
+    await done();
+  }
+});
+
 test('a store closes its writer thread when it closes', async () => {
   const { app, done } = await testApp();
   const server = await registerServer(app);

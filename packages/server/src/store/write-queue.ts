@@ -167,10 +167,28 @@ export interface PreparedCall {
 /** The outcome of one call or unit in a batch. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** Runs batches of prepared writes in one transaction each (the writer thread, or in-process). */
+/** A prepared call handed to a runner, with the settling functions of its caller's promise. */
+export interface PreparedTask {
+  call: PreparedCall;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Runs prepared writes in group-committed transactions of its own (the SQLite writer thread). It
+ * forms the transactions itself: the calls handed over while one transaction runs and commits
+ * share the next one, so it is never idle while calls wait.
+ */
 export interface PreparedRunner {
-  /** Runs the calls in one transaction; resolves after COMMIT with each call's outcome and the topics. */
-  run(calls: PreparedCall[]): Promise<{ outcomes: Outcome[]; topics: string[] }>;
+  /**
+   * Hands tasks over. Each settles after the transaction that ran its call has committed;
+   * `onCommit` gets that transaction's topics first.
+   */
+  submit(tasks: PreparedTask[], onCommit: (topics: Set<string>) => void): void;
+  /** Tasks handed over and not settled yet. */
+  readonly outstanding: number;
+  /** Resolves once every task handed over so far has settled. */
+  settled(): Promise<void>;
 }
 
 interface Pending {
@@ -203,14 +221,18 @@ export interface WriteQueueOptions {
 /**
  * Group commit: units queued in the same turn of the event loop share one transaction, so one
  * fsync acknowledges many writes. Each caller's promise settles only after COMMIT returned.
- * Prepared writes of a batch commit in their own transaction on the prepared runner, right after
- * the batch's units: one writer at a time, so the two connections never contend.
+ * Prepared writes go to the prepared runner as soon as they reach the head of the queue; it
+ * group-commits them on its own connection. A unit waits until the runner has settled everything
+ * handed to it, and prepared writes queued behind a unit wait for the unit: one writer at a time,
+ * so the two connections never contend.
  */
 export class WriteQueue {
   private queue: Pending[] = [];
   private running = false;
   private scheduled = false;
   private readonly maxBatch: number;
+  /** Tells `onCommit` a prepared transaction's topics (one function, so a runner tells it once per transaction). */
+  private readonly publish = (topics: Set<string>): void => this.options.onCommit(topics);
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -219,9 +241,9 @@ export class WriteQueue {
     this.maxBatch = options.maxBatch ?? 256;
   }
 
-  /** Units waiting for a batch, for /metrics. */
+  /** Writes queued or running and not committed yet, for /metrics. */
   get depth(): number {
-    return this.queue.length;
+    return this.queue.length + (this.options.prepared?.outstanding ?? 0);
   }
 
   /** Queues a unit; resolves with its result once its transaction has committed. */
@@ -243,7 +265,11 @@ export class WriteQueue {
 
   /** Resolves once every write queued so far has settled. */
   async drained(): Promise<void> {
-    while (this.running || this.scheduled || this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    const prepared = this.options.prepared;
+    while (this.running || this.scheduled || this.queue.length > 0 || (prepared && prepared.outstanding > 0)) {
+      if (prepared && prepared.outstanding > 0) await prepared.settled();
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private schedule(): void {
@@ -259,25 +285,33 @@ export class WriteQueue {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        const units = batch.filter((p) => p.unit);
-        const calls = units.length === batch.length ? [] : batch.filter((p) => p.call);
-        if (units.length > 0) await this.commitBatch(units);
-        if (calls.length > 0) await this.commitPrepared(calls);
+        const prepared = this.options.prepared;
+        const calls = this.leading((p) => p.call !== undefined, Infinity);
+        if (calls > 0) {
+          // Every prepared write at the head goes at once: the runner batches them itself.
+          const tasks = this.queue.splice(0, calls) as PreparedTask[];
+          prepared!.submit(tasks, this.publish);
+          continue;
+        }
+        // Units run on this queue's connection, never while the runner may hold the write lock.
+        if (prepared && prepared.outstanding > 0) await prepared.settled();
+        await this.commitBatch(
+          this.queue.splice(
+            0,
+            this.leading((p) => p.unit !== undefined, this.maxBatch),
+          ),
+        );
       }
     } finally {
       this.running = false;
     }
   }
 
-  private async commitPrepared(batch: Pending[]): Promise<void> {
-    try {
-      const { outcomes, topics } = await this.options.prepared!.run(batch.map((p) => p.call!));
-      this.options.onCommit(new Set(topics));
-      outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
-    } catch (error) {
-      for (const pending of batch) pending.reject(error);
-    }
+  /** How many entries at the head of the queue (at most `max`) match. */
+  private leading(match: (pending: Pending) => boolean, max: number): number {
+    let n = 0;
+    while (n < this.queue.length && n < max && match(this.queue[n]!)) n++;
+    return n;
   }
 
   private async commitBatch(batch: Pending[]): Promise<void> {
