@@ -234,17 +234,24 @@ export interface RunResult {
 
 const rpsOf = (out: WrkOut) => Math.round(out.requests / (out.duration_us / 1e6));
 const socketErrorsOf = (out: WrkOut) => out.errors.connect + out.errors.read + out.errors.write + out.errors.timeout;
-/** Replies other than `expected`, socket errors, and requests sent after the deployment list ran out (resent signals). */
-const badOf = (out: WrkOut, expected: number) =>
-  out.requests - (out.statuses[String(expected)] ?? 0) + socketErrorsOf(out) + out.ids_exhausted;
+/** What a reply must be: its status, and whether a signal resent after the id list ran out counts against the run. */
+export interface Expected {
+  status: number;
+  /** True for hearth, whose deployments take one first signal each; the no-DB baseline does not care. */
+  freshIds: boolean;
+}
 
-/** A run's result from what `measure` saw; `expected` is the status every reply should have. */
+/** Replies other than expected, socket errors, and (with freshIds) requests sent after the deployment list ran out. */
+const badOf = (out: WrkOut, expected: Expected) =>
+  out.requests - (out.statuses[String(expected.status)] ?? 0) + socketErrorsOf(out) + (expected.freshIds ? out.ids_exhausted : 0);
+
+/** A run's result from what `measure` saw. */
 export function toResult(
   config: string,
   round: number,
   loads: Load[],
   measured: Measured,
-  expected: number,
+  expected: Expected,
   idle: number,
   pg: PgRun | undefined,
 ): RunResult {

@@ -237,8 +237,8 @@ async function main(): Promise<void> {
     `machine: ${machine.cpus} vCPU ${machine.cpu_model}, ${machine.memory_gib} GiB, node ${machine.node}, ${machine.wrk}, load ${machine.loadavg.join(' ')}`,
   );
   log(
-    `plan: ${ROUNDS} rounds x ${selected.length} configs${only ? ` (--only ${only})` : ''} x ${DURATION_S} s, wrk -t${THREADS} -c${CONNECTIONS} ` +
-      `(two replicas: one wrk -c${CONNECTIONS / 2} each, at once), interleaved; ${WARMUP_S} s warm-up each`,
+    `plan: ${ROUNDS} rounds x ${selected.length} configs${only ? ` (--only ${only})` : ''} x ${DURATION_S} s, wrk -t${THREADS} -c${CONNECTIONS}` +
+      `${kinds.includes('pg-x2') ? ` (two replicas: one wrk -c${CONNECTIONS / 2} each, at once)` : ''}, interleaved; ${WARMUP_S} s warm-up each`,
   );
   const idleAtStart = await idlePercent();
   log(
@@ -408,7 +408,8 @@ async function main(): Promise<void> {
           measured.outs.reduce((a, o) => a + o.requests, 0),
         );
       }
-      const result = toResult(def.name, round, loads, measured, def.bench === 'meta' ? 304 : 200, idle, pg);
+      const expected = { status: def.bench === 'meta' ? 304 : 200, freshIds: def.bench === 'signal' && hearth !== undefined };
+      const result = toResult(def.name, round, loads, measured, expected, idle, pg);
       if (hearth && def.bench === 'signal') {
         const pool = hearth.signals!;
         pool.consume(measured.outs.map((o) => o.ids_used));
@@ -485,7 +486,8 @@ async function main(): Promise<void> {
     log('');
     log(resultsTable(summaries));
     log(
-      '(medians over rounds; "non-expected" = replies other than 304 (metadata) or 200 (signals) plus socket errors, summed over rounds;\n' +
+      '(medians over rounds; "non-expected" = replies other than 304 (metadata) or 200 (signals), socket errors and hearth signals\n' +
+        ' resent after the id list ran out, summed over rounds;\n' +
         (pgKinds.length > 0
           ? ' hearth-pg-x1 = one PostgreSQL replica, hearth-pg-x2 = two replicas on one database loaded at once: rates summed,\n' +
             " latencies the worse replica's, CPU and RSS summed; DB = all PostgreSQL processes;\n"
