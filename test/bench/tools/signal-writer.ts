@@ -5,7 +5,8 @@
 // Usage: node --import tsx test/bench/tools/signal-writer.ts [count=20000] [batch=64] [deployments=30000]
 // Env: WRITER_STATEMENTS=1 also prints the CPU per statement (by SQL text) and per COMMIT (it adds
 // two getrusage calls per statement); WRITER_CHECKPOINTS=0 turns checkpoints off and prints the WAL
-// bytes per signal; WRITER_CACHE_KIB=N sets the writer's page cache (default: the store's).
+// bytes per signal; WRITER_CACHE_KIB=N sets the writer's page cache (default: the store's);
+// WRITER_IDS=v7 gives the deployments time-ordered ids instead of random ones.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,14 @@ import * as signalsModule from '../../../packages/server/src/domain/signals.ts';
 const COUNT = Number(process.argv[2] ?? 20_000);
 const BATCH = Number(process.argv[3] ?? 64);
 const DEPLOYMENTS = Math.max(COUNT, Number(process.argv[4] ?? 30_000));
+/** WRITER_IDS=v7: deployment ids that sort by creation time (UUIDv7 layout), instead of random ones. */
+const timeOrderedIds = process.env.WRITER_IDS === 'v7';
+/** A UUIDv7-style id: 48 bits of milliseconds, then random bits. */
+function timeOrderedUuid(ms: number): string {
+  const time = ms.toString(16).padStart(12, '0');
+  const random = randomUUID();
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15, 18)}-${random.slice(19, 23)}-${random.slice(24)}`;
+}
 const dir = mkdtempSync(join(tmpdir(), 'hearth-writer-'));
 const handles = openSqlite(join(dir, 'hearth.db'));
 try {
@@ -49,9 +58,10 @@ try {
     `insert into events (project_id, time, type, resource_type, resource_id, server_id, message, data) values (?,?,?,?,?,?,?,?)`,
   );
   const ids: Array<{ id: string; server: string }> = [];
+  const start = Date.now();
   raw.transaction(() => {
     for (let i = 0; i < DEPLOYMENTS; i++) {
-      const id = randomUUID();
+      const id = timeOrderedIds ? timeOrderedUuid(start + i) : randomUUID();
       const server = servers[i % servers.length]!;
       ids.push({ id, server });
       insertDeployment.run(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { DeploymentSignal, Heartbeat, HeartbeatAck, SignalAck, StoredOutput } from '@hearth/protocol';
 import { heatTime } from '@hearth/protocol';
 import type { Insertable } from 'kysely';
@@ -38,7 +38,8 @@ export function signalKey(derivedConfigId: string, body: DeploymentSignal, clien
 /** signalKey of a body already serialised (the same text is stored, so it is serialised once). */
 function keyOfText(derivedConfigId: string, bodyText: string, clientKey: string | undefined): string {
   if (clientKey) return `client:${clientKey}`;
-  return `body:${createHash('sha256').update(derivedConfigId).update('\n').update(bodyText).digest('base64url')}`;
+  // One-shot hash: half the cost of a Hash object fed three times, and the same digest.
+  return `body:${hash('sha256', `${derivedConfigId}\n${bodyText}`, 'base64url')}`;
 }
 
 /** What a signal sends to the writer thread. */
@@ -187,7 +188,7 @@ export class SignalService {
    * again is acknowledged with `duplicate: true` and changes nothing. It runs on the store's writer
    * thread (a prepared write), so the event loop only hands the body over and awaits the commit.
    */
-  async signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
+  signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
     return this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
   }
 
