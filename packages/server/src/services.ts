@@ -86,7 +86,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const configs = new ConfigService(store);
   const stacks = new StackService(store, publicUrl);
   const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`, stacks, transport);
-  const deployments = new DeploymentService(store, configs, feed, stacks);
+  const deployments = new DeploymentService(store, configs, feed, stacks, secrets);
   const signals = new SignalService(store, configs);
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
   const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);

@@ -37,9 +37,17 @@ export class SecretDeriver {
   }
 }
 
-/** A new access key id: 32 lowercase hex characters, the shape Heat's EC2 keys have. */
-export function newAccessKeyId(): string {
-  return randomBytes(16).toString('hex');
+/**
+ * A new access key id: 32 lowercase hex characters, the shape Heat's EC2 keys have. Its derived
+ * secret never starts with `-`: images pass it on command lines (`cfn-get-metadata --secret-key
+ * KEY`, `cfn-signal`), where argparse and getopt would read it as an option (one key in 64).
+ * Keys issued before this rule keep their secrets: the derivation itself is unchanged.
+ */
+export function newAccessKeyId(secrets: SecretDeriver): string {
+  for (;;) {
+    const id = randomBytes(16).toString('hex');
+    if (!secrets.agentSecret(id).startsWith('-')) return id;
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
-import { newAccessKeyId } from '../auth/secrets.ts';
+import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
 
 /** Transports whose agent signals with a credential of this deployment alone. */
@@ -29,6 +29,7 @@ export class DeploymentService {
     private readonly configs: ConfigService,
     private readonly feed: Feed,
     private readonly stacks: StackService,
+    private readonly secrets: SecretDeriver,
   ) {}
 
   /** Creates a deployment; it reaches the server's metadata as soon as this resolves. */
@@ -38,7 +39,7 @@ export class DeploymentService {
     const timeout = body.timeout ?? DEFAULT_DEPLOYMENT_TIMEOUT;
     const id = randomUUID();
     const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
-    const accessKeyId = CREDENTIAL_TRANSPORTS.has(transport) ? newAccessKeyId() : null;
+    const accessKeyId = CREDENTIAL_TRANSPORTS.has(transport) ? newAccessKeyId(this.secrets) : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
       const resourceName = stack ? (body.resource_name ?? id) : null;
       if (stack && resourceName) await this.stacks.assertNameFree(trx, stack, resourceName);

@@ -61,7 +61,7 @@ export class ScalingPolicyService {
         min_adjustment_step: body.min_adjustment_step ?? null,
         cooldown_s: body.cooldown ?? null,
         act_only_on_alarm: body.act_only_on_alarm ? 1 : 0,
-        access_key_id: newAccessKeyId(),
+        access_key_id: newAccessKeyId(this.transport.secrets),
         key_issued_at: now,
         urls_expire_at: expiry(now, body.url_expires_in),
         last_signal_at: null,
@@ -113,7 +113,7 @@ export class ScalingPolicyService {
     const next = await this.store.write(async ({ trx, now, event }) => {
       const updated: ScalingPolicyRow = {
         ...row,
-        access_key_id: newAccessKeyId(),
+        access_key_id: newAccessKeyId(this.transport.secrets),
         key_issued_at: now,
         urls_expire_at: expiry(now, body.url_expires_in),
       };

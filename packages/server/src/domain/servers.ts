@@ -44,7 +44,7 @@ export class ServerService {
   /** Registers a server; the credential in the reply is the only time its secret is shown. */
   async create(projectId: string, body: ServerCreate): Promise<ServerCreated> {
     const id = body.id ?? randomUUID();
-    const accessKeyId = newAccessKeyId();
+    const accessKeyId = newAccessKeyId(this.secrets);
     const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
     const resourceName = stack ? (body.resource_name ?? body.name) : pseudoPlacement('server').resource_name;
     if (!RESOURCE_NAME.test(resourceName)) {

@@ -41,7 +41,7 @@ export class WaitConditionService {
         status: 'IN_PROGRESS',
         status_reason: null,
         deadline_at: new Date(Date.parse(now) + body.timeout * 1000).toISOString(),
-        access_key_id: newAccessKeyId(),
+        access_key_id: newAccessKeyId(this.transport.secrets),
         urls_expire_at: body.url_expires_in === undefined ? null : new Date(Date.parse(now) + body.url_expires_in * 1000).toISOString(),
         generation: 1,
         created_at: now,
