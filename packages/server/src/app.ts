@@ -72,10 +72,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(createValidatorCompiler());
   installLenientJsonParser(app);
   installErrorHandlers(app);
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     services.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     services.metrics.requestSeconds.observe({ route }, reply.elapsedTime / 1000);
+    done();
   });
   app.addHook('preClose', async () => {
     closing = true;

@@ -1,15 +1,22 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../domain/errors.ts';
-import type { ServerService } from '../domain/servers.ts';
+import type { AgentIdentity, ServerService } from '../domain/servers.ts';
 import { secretsEqual, type SecretDeriver } from './secrets.ts';
 import type { Principal } from './principal.ts';
 
 /** The agent token from `Authorization: Bearer <ak>:<secret>` or `X-Auth-Token: <ak>:<secret>`. */
 export function agentToken(request: FastifyRequest): { accessKeyId: string; secret: string } | null {
-  const authorization = request.headers.authorization;
+  return agentTokenIn(request.headers);
+}
+
+/** `agentToken` of request headers already read. */
+function agentTokenIn(headers: IncomingHttpHeaders): { accessKeyId: string; secret: string } | null {
+  const { authorization, 'x-auth-token': xAuthToken } = headers;
   let token: string | undefined;
   if (authorization?.startsWith('Bearer ')) token = authorization.slice(7).trim();
-  else if (typeof request.headers['x-auth-token'] === 'string') token = request.headers['x-auth-token'];
+  else if (typeof xAuthToken === 'string') token = xAuthToken;
   if (!token) return null;
   const colon = token.indexOf(':');
   if (colon <= 0) return { accessKeyId: '', secret: token };
@@ -18,6 +25,9 @@ export function agentToken(request: FastifyRequest): { accessKeyId: string; secr
 
 /** Authentication shared by the route families. */
 export class Authenticator {
+  /** A cached identity's secret as bytes, encoded once rather than on every call (dropped with the identity). */
+  private readonly secretBytes = new WeakMap<AgentIdentity, Buffer>();
+
   constructor(
     private readonly adminToken: string,
     private readonly servers: ServerService,
@@ -26,19 +36,50 @@ export class Authenticator {
 
   /** Resolves the caller: the operator's admin token, or an agent's credential. */
   async principal(request: FastifyRequest): Promise<Principal> {
-    const operatorToken = request.headers['x-auth-token'];
+    const caller = this.caller(request);
+    if ('kind' in caller) return caller;
+    const cached = this.servers.cachedIdentity(caller.accessKeyId);
+    if (cached) return this.agent(cached, caller.secret);
+    const identity = await this.servers.authenticate(caller.accessKeyId, caller.secret, secretsEqual);
+    if (!identity) throw new HearthError('ERR_AUTH_INVALID');
+    this.servers.touch(identity.serverId);
+    return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
+  }
+
+  /**
+   * `principal` without a promise, for hot paths: the same answer and the same errors, or undefined
+   * when the caller is an agent whose credential is not cached yet (then call `principal`).
+   */
+  principalNow(request: FastifyRequest): Principal | undefined {
+    const caller = this.caller(request);
+    if ('kind' in caller) return caller;
+    const cached = this.servers.cachedIdentity(caller.accessKeyId);
+    return cached && this.agent(cached, caller.secret);
+  }
+
+  /** The operator, or the agent token still to verify; throws when the request carries neither. */
+  private caller(request: FastifyRequest): Principal | { accessKeyId: string; secret: string } {
+    const headers = request.headers;
+    const operatorToken = headers['x-auth-token'];
     if (typeof operatorToken === 'string') {
       if (secretsEqual(operatorToken, this.adminToken)) return { kind: 'operator' };
       if (!operatorToken.includes(':')) throw new HearthError('ERR_AUTH_INVALID');
     }
-    const token = agentToken(request);
+    const token = agentTokenIn(headers);
     if (!token) throw new HearthError('ERR_AUTH_MISSING');
     if (!token.accessKeyId) {
       if (secretsEqual(token.secret, this.adminToken)) return { kind: 'operator' };
       throw new HearthError('ERR_AUTH_INVALID');
     }
-    const identity = await this.servers.authenticate(token.accessKeyId, token.secret, secretsEqual);
-    if (!identity) throw new HearthError('ERR_AUTH_INVALID');
+    return token;
+  }
+
+  /** A known agent, once its secret matches (constant-time) the one cached with its identity. */
+  private agent(identity: AgentIdentity, secret: string): Extract<Principal, { kind: 'agent' }> {
+    let expected = this.secretBytes.get(identity);
+    if (!expected) this.secretBytes.set(identity, (expected = Buffer.from(identity.secret)));
+    const given = Buffer.from(secret);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new HearthError('ERR_AUTH_INVALID');
     this.servers.touch(identity.serverId);
     return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
   }

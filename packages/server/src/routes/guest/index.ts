@@ -6,7 +6,8 @@ import type { Principal } from '../../auth/principal.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { MetadataSnapshot } from '../../domain/metadata.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -20,12 +21,64 @@ async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
+type Agent = Extract<Principal, { kind: 'agent' }>;
+
 /** The agent's own server, or ERR_AUTH_FORBIDDEN for any other principal. */
-async function agentOnly(services: Services, request: FastifyRequest): Promise<Extract<Principal, { kind: 'agent' }>> {
-  const principal = await services.auth.principal(request);
+function onlyAgent(principal: Principal): Agent {
   if (principal.kind !== 'agent')
     throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "the guest API takes a server's agent credential, not the operator token" });
   return principal;
+}
+
+/** The calling agent (see `onlyAgent`). */
+async function agentOnly(services: Services, request: FastifyRequest): Promise<Agent> {
+  return onlyAgent(await services.auth.principal(request));
+}
+
+/** `agentOnly` without a promise; undefined when the agent's credential is not cached yet. */
+function agentNow(services: Services, request: FastifyRequest): Agent | undefined {
+  const principal = services.auth.principalNow(request);
+  return principal && onlyAgent(principal);
+}
+
+/** Replies with a metadata snapshot: 304 when `If-None-Match` names it, else the document. */
+function sendMetadata(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  agent: Agent,
+  snapshot: MetadataSnapshot,
+  ifNoneMatch: string | undefined,
+): FastifyReply {
+  void reply.header('etag', snapshot.etag).header('last-modified', snapshot.lastModified).header('cache-control', 'no-cache');
+  if (ifNoneMatch === snapshot.etag) {
+    services.metrics.metadataReplies.inc({ status: '304' });
+    return reply.code(304).send();
+  }
+  services.metrics.metadataReplies.inc({ status: '200' });
+  if (snapshot.unfetched.length > 0) {
+    const fetched = snapshot.unfetched;
+    services.metadata.clearUnfetched(agent.serverId);
+    services.signals.markFetched(fetched).catch((error: unknown) => request.log.error({ err: error }, 'could not record the fetch'));
+  }
+  return reply.type('application/json').send(snapshot.body);
+}
+
+/** The metadata reply that needs the store or a wait: an agent not cached yet, a document to build, a long-poll. */
+async function sendMetadataLater(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  known: Agent | undefined,
+  ifNoneMatch: string | undefined,
+  wait: number,
+): Promise<FastifyReply> {
+  const agent = known ?? (await agentOnly(services, request));
+  let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
+  if (ifNoneMatch === snapshot.etag && wait > 0) {
+    snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, ifNoneMatch, wait * 1000, abortOnClose(request, reply));
+  }
+  return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
 }
 
 /** The signal URL's capability token, else the agent credential of the deployment's server. */
@@ -42,32 +95,17 @@ async function signalPrincipal(
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
-  app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, async (request, reply) => {
-    const agent = await agentOnly(services, request);
+  app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, (request, reply) => {
+    // An agent's poll: answered without a promise when its credential and its document are cached
+    // and it does not ask to wait for a change (nearly every poll, most of them 304s).
     const ifNoneMatch = request.headers['if-none-match'];
-    let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
     const wait = request.query.wait ?? 0;
-    if (ifNoneMatch === snapshot.etag && wait > 0) {
-      snapshot = await services.metadata.waitForNew(
-        agent.projectId,
-        agent.serverId,
-        ifNoneMatch,
-        wait * 1000,
-        abortOnClose(request, reply),
-      );
+    const agent = agentNow(services, request);
+    const snapshot = agent && services.metadata.cached(agent.serverId);
+    if (agent && snapshot && !(wait > 0 && ifNoneMatch === snapshot.etag)) {
+      return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
     }
-    void reply.header('etag', snapshot.etag).header('last-modified', snapshot.lastModified).header('cache-control', 'no-cache');
-    if (ifNoneMatch === snapshot.etag) {
-      services.metrics.metadataReplies.inc({ status: '304' });
-      return reply.code(304).send();
-    }
-    services.metrics.metadataReplies.inc({ status: '200' });
-    if (snapshot.unfetched.length > 0) {
-      const fetched = snapshot.unfetched;
-      services.metadata.clearUnfetched(agent.serverId);
-      services.signals.markFetched(fetched).catch((error: unknown) => request.log.error({ err: error }, 'could not record the fetch'));
-    }
-    return reply.type('application/json').send(snapshot.body);
+    return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait);
   });
 
   app.post(

@@ -1,0 +1,91 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ADMIN, createConfig, createDeployment, errorCode, registerServer, testApp } from '../../test-support.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The value of one Prometheus series in the /metrics text, or undefined. */
+function series(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+// Once an agent's credential and document are cached, its poll is answered without a promise (the
+// hot path of the metadata benchmark). That path must refuse, count and record exactly as the first
+// (uncached) call does.
+test('a cached metadata poll authenticates, answers, counts and records last-seen like the first one', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    await createDeployment(app, await createConfig(app), server.id);
+    const first = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    assert.equal(first.statusCode, 200);
+    const etag = String(first.headers.etag);
+    const seenFirst = app.services.servers.lastSeen(server.id, null);
+    assert.ok(seenFirst, 'the first call is recorded as last seen');
+    await sleep(5);
+
+    const poll = await app.inject({ url: '/v1/guest/metadata', headers: { ...server.auth, 'if-none-match': etag } });
+    assert.equal(poll.statusCode, 304);
+    assert.equal(poll.body, '');
+    assert.equal(poll.headers.etag, etag);
+    assert.equal(poll.headers['last-modified'], first.headers['last-modified']);
+    assert.equal(poll.headers['cache-control'], 'no-cache');
+    assert.ok(app.services.servers.lastSeen(server.id, null)! > seenFirst, 'the cached poll is recorded as last seen too');
+    const again = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    assert.equal(again.statusCode, 200, 'no If-None-Match: the document');
+    assert.equal(again.body, first.body);
+    const stale = await app.inject({ url: '/v1/guest/metadata', headers: { ...server.auth, 'if-none-match': '"other"' } });
+    assert.equal(stale.statusCode, 200, 'another ETag: the document');
+
+    const accessKeyId = server.token.split(':')[0]!;
+    const refusals: Array<[string, Record<string, string>, number, string]> = [
+      ['wrong secret', { authorization: `Bearer ${accessKeyId}:${'x'.repeat(40)}` }, 401, 'ERR_AUTH_INVALID'],
+      ['secret with a prefix of the right one', { authorization: `${server.auth.authorization}x` }, 401, 'ERR_AUTH_INVALID'],
+      ['no secret', { authorization: `Bearer ${accessKeyId}:` }, 401, 'ERR_AUTH_INVALID'],
+      ['no credential', {}, 401, 'ERR_AUTH_MISSING'],
+      ['the operator token', ADMIN, 403, 'ERR_AUTH_FORBIDDEN'],
+    ];
+    for (const [name, headers, status, code] of refusals) {
+      const reply = await app.inject({ url: '/v1/guest/metadata', headers: { ...headers, 'if-none-match': etag } });
+      assert.equal(reply.statusCode, status, `${name}: ${reply.body}`);
+      assert.equal(errorCode(reply), code, name);
+      assert.equal(reply.headers.etag, undefined, `${name}: no validator leaks`);
+    }
+
+    const metrics = (await app.inject({ url: '/metrics' })).body;
+    assert.equal(series(metrics, 'hearth_metadata_replies_total{status="304"}'), 1);
+    assert.equal(series(metrics, 'hearth_metadata_replies_total{status="200"}'), 3);
+    assert.equal(series(metrics, 'hearth_http_requests_total{route="/v1/guest/metadata",method="GET",status="304"}'), 1);
+    assert.equal(series(metrics, 'hearth_http_requests_total{route="/v1/guest/metadata",method="GET",status="401"}'), 4);
+    assert.equal(series(metrics, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 9);
+
+    // Deleting the server revokes the cached credential at once.
+    assert.equal((await app.inject({ method: 'DELETE', url: `/v1/default/servers/${server.id}`, headers: ADMIN })).statusCode, 204);
+    const revoked = await app.inject({ url: '/v1/guest/metadata', headers: { ...server.auth, 'if-none-match': etag } });
+    assert.equal(revoked.statusCode, 401);
+    assert.equal(errorCode(revoked), 'ERR_AUTH_INVALID');
+  } finally {
+    await done();
+  }
+});
+
+test('a cached poll that asks to wait still waits for a change', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const first = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    const etag = String(first.headers.etag);
+    const started = Date.now();
+    const poll = app.inject({ url: '/v1/guest/metadata?wait=30', headers: { ...server.auth, 'if-none-match': etag } });
+    await sleep(100);
+    await createDeployment(app, await createConfig(app), server.id);
+    const reply = await poll;
+    assert.equal(reply.statusCode, 200);
+    assert.notEqual(reply.headers.etag, etag);
+    assert.equal(reply.json<{ deployments: unknown[] }>().deployments.length, 1);
+    assert.ok(Date.now() - started < 10_000, 'woken by the change, not by the wait ending');
+  } finally {
+    await done();
+  }
+});
