@@ -64,7 +64,8 @@ async function scriptConfig(script: string, outputs: Array<{ name: string; error
 
 async function signalCount(id: string): Promise<number> {
   const { timeline } = await api<{ timeline: Array<{ type: string }> }>('GET', `/v1/default/software_deployments/${id}/timeline`);
-  return timeline.filter((e) => e.type === 'deployment.signalled').length;
+  // A signal that settles a deployment writes one deployment.completed or deployment.failed event.
+  return timeline.filter((e) => e.type === 'deployment.completed' || e.type === 'deployment.failed').length;
 }
 
 before(async () => {

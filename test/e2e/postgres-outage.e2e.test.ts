@@ -161,8 +161,8 @@ test(
       });
       expectStatus(again, 200, 'the same signal again');
       assert.equal(again.body.duplicate, true);
-      const signalled = await api<{ events: Event[] }>('GET', `/events?type=deployment.signalled&resource_id=${deploymentId}`);
-      assert.equal(signalled.body.events.length, 1, 'one deployment.signalled event');
+      const completed = await api<{ events: Event[] }>('GET', `/events?type=deployment.completed&resource_id=${deploymentId}`);
+      assert.equal(completed.body.events.length, 1, 'one deployment.completed event');
 
       expectStatus(await api('GET', '/servers'), 200, 'GET the servers after');
       expectStatus(await api('POST', '/software_configs', { name: 'after', group: 'script', config: 'true' }), 200, 'POST a config after');

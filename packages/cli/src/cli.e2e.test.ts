@@ -230,7 +230,7 @@ describe('hearth CLI against a real hearth-server', () => {
     const timeline = await hearthJson<{ timeline: Array<{ type: string }> }>(['deployment', 'timeline', id]);
     assert.deepEqual(
       timeline.timeline.map((e) => e.type).filter((t) => t !== 'deployment.fetched'),
-      ['deployment.created', 'deployment.signalled', 'deployment.completed'],
+      ['deployment.created', 'deployment.completed'],
     );
   });
 

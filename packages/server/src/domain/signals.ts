@@ -144,23 +144,15 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
     output_values: JSON.stringify(outcome.outputValues),
     now: ctx.now,
   });
+  // One event says both what arrived and what it did (two rows cost the writer an INSERT each).
   const code = body.deploy_status_code ?? null;
-  ctx.event(
-    deploymentEvent(
-      row,
-      'deployment.signalled',
-      `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`,
-      { deploy_status_code: code, idempotency_key: key },
-    ),
-  );
+  const received = `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`;
   ctx.event(
     deploymentEvent(
       row,
       outcome.status === 'COMPLETE' ? 'deployment.completed' : 'deployment.failed',
-      outcome.status === 'COMPLETE'
-        ? `Deployment ${row.action} complete: ${outcome.reason}`
-        : `Deployment ${row.action} failed: ${outcome.reason}`,
-      { status: outcome.status },
+      `${received}: deployment ${row.action} ${outcome.status === 'COMPLETE' ? 'complete' : 'failed'}: ${outcome.reason}`,
+      { status: outcome.status, deploy_status_code: code, idempotency_key: key },
     ),
   );
   // No topics.deadlines: a settled deployment only drops a deadline, which never makes the watcher's

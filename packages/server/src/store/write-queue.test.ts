@@ -36,14 +36,21 @@ test('prepared writes on the writer thread: one failing call does not take its b
     );
     const events = await store.reader
       .selectFrom('events')
-      .select(['resource_id', 'type'])
+      .select(['resource_id', 'type', 'message', 'data'])
       .where('resource_id', 'in', [a, b])
       .orderBy('id')
       .execute();
+    const settled = events.filter((e) => e.type !== 'deployment.created');
     assert.deepEqual(
-      events.filter((e) => e.type !== 'deployment.created').map((e) => `${e.resource_id === a ? 'a' : 'b'} ${e.type}`),
-      ['a deployment.signalled', 'a deployment.completed', 'b deployment.signalled', 'b deployment.failed'],
+      settled.map((e) => `${e.resource_id === a ? 'a' : 'b'} ${e.type}`),
+      ['a deployment.completed', 'b deployment.failed'],
     );
+    // One event per signal says what arrived and what it did.
+    assert.equal(settled[0]!.message, 'Signal received from the agent (status code 0): deployment CREATE complete: Outputs received');
+    assert.match(settled[1]!.message, /^Signal received from the agent \(status code 3\): deployment CREATE failed: deploy_status_code : /);
+    const data = JSON.parse(settled[1]!.data) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(data).sort(), ['deploy_status_code', 'idempotency_key', 'status']);
+    assert.equal(data.status, 'FAILED');
     // The same signal again is acknowledged as a duplicate and writes nothing.
     const again = await signals.signal(principal, a, body);
     assert.equal(again.duplicate, true);
