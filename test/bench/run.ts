@@ -355,9 +355,10 @@ async function main(): Promise<void> {
     };
     /** Ids files for `parts` wrk processes, topped up so that none can run out. */
     const prepareSignals = async (pool: SignalPool, seconds: number, parts: number): Promise<string[]> => {
-      // Enough for the best total rate seen (at least 2,000/s: warm-ups can be slow) plus 2,000;
-      // x1.5 with one wrk, x1 for each of two (twice its share, however the load splits).
-      const perPart = Math.ceil(Math.max(pool.maxRate, 2000) * seconds * (parts > 1 ? 1 : 1.5)) + 2000;
+      // Enough for twice the best total rate seen (at least 4,000/s: a warm-up can run at half the
+      // rate of the round after it, and a list that runs out spoils the round) plus 2,000; x2 with
+      // one wrk, x1 for each of two (twice its share, however the load splits).
+      const perPart = Math.ceil(Math.max(pool.maxRate, 4000) * seconds * (parts > 1 ? 1 : 2)) + 2000;
       const start = Date.now();
       const added = await pool.ensure(parts, perPart);
       if (added > 0) log(`  (created ${added} more deployments in ${((Date.now() - start) / 1000).toFixed(1)} s)`);
