@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import {
   DEFAULT_DEPLOYMENT_TIMEOUT,
   type SoftwareDeployment,
@@ -37,7 +38,10 @@ export class DeploymentService {
     const config = await this.configs.get(projectId, body.config_id);
     const transport = body.signal_transport ?? 'HEARTH_SIGNAL';
     const timeout = body.timeout ?? DEFAULT_DEPLOYMENT_TIMEOUT;
-    const id = randomUUID();
+    // Time-ordered (UUIDv7): a deployment's rows in `signals` and `events` are keyed by its id,
+    // so ids that sort by creation time keep those index inserts on a few recent B-tree pages
+    // instead of a random page each (less than half the WAL per signal; test/bench/README.md).
+    const id = timeOrderedUuid();
     const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
     const accessKeyId = CREDENTIAL_TRANSPORTS.has(transport) ? newAccessKeyId(this.secrets) : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
