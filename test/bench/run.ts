@@ -355,10 +355,10 @@ async function main(): Promise<void> {
     };
     /** Ids files for `parts` wrk processes, topped up so that none can run out. */
     const prepareSignals = async (pool: SignalPool, seconds: number, parts: number): Promise<string[]> => {
-      // Enough for twice the best total rate seen (at least 4,000/s: a warm-up can run at half the
+      // Enough for twice the best total rate seen (at least 8,000/s: a warm-up can run at half the
       // rate of the round after it, and a list that runs out spoils the round) plus 2,000; x2 with
       // one wrk, x1 for each of two (twice its share, however the load splits).
-      const perPart = Math.ceil(Math.max(pool.maxRate, 4000) * seconds * (parts > 1 ? 1 : 2)) + 2000;
+      const perPart = Math.ceil(Math.max(pool.maxRate, 8000) * seconds * (parts > 1 ? 1 : 2)) + 2000;
       const start = Date.now();
       const added = await pool.ensure(parts, perPart);
       if (added > 0) log(`  (created ${added} more deployments in ${((Date.now() - start) / 1000).toFixed(1)} s)`);
@@ -382,10 +382,10 @@ async function main(): Promise<void> {
           connections,
         }));
       } else {
-        // The baseline gets the SQLite store's requests (it does not consume them).
+        // The baseline gets the SQLite store's requests (it does not consume them, but a hearth run
+        // before it may have used the pool up, and wrk's script needs a non-empty list).
         const pool = (hearth ?? store('sqlite')).signals!;
-        const files = hearth ? await prepareSignals(pool, seconds, servers.length) : [join(tmp, 'ids-0.txt')];
-        if (!hearth) pool.writeIds(files);
+        const files = await prepareSignals(pool, seconds, servers.length);
         loads = servers.map((server, i) => ({
           server,
           script: 'signal.lua',
