@@ -460,3 +460,22 @@ test('a signal or heartbeat with no body at all counts as {}', async () => {
     await done();
   }
 });
+
+test('deployment ids are time-ordered UUIDs (v7): later deployments sort after earlier ones', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const configId = await createConfig(app);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await createDeployment(app, configId, server.id));
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.deepEqual([...ids].sort(), ids, 'ids sort in creation order');
+    const millis = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+    assert.ok(Math.abs(millis(ids[0]!) - Date.now()) < 60_000, 'the leading 48 bits are the creation time in ms');
+    // They are still canonical UUIDs: the guest routes take them.
+    const signal = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${ids[0]}/signal`, headers: server.auth, payload: {} });
+    assert.equal(signal.statusCode, 200, signal.body);
+  } finally {
+    await done();
+  }
+});
