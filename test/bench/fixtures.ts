@@ -74,6 +74,16 @@ interface CreatedServer {
   credential: { token: string };
 }
 
+/** Registers `count` agent servers through `url` and returns their tokens (`<access key id>:<secret>`), in order. */
+export async function agentTokens(url: string, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = await operator<CreatedServer>(url, 'POST', '/v1/default/servers', { name: `bench-signal-${i}` }, 201);
+    tokens.push(created.credential.token);
+  }
+  return tokens;
+}
+
 /** The metadata fixture: one agent's credential, its document, and the ETag each replica sends. */
 export interface MetaFixture {
   auth: string;
@@ -184,11 +194,13 @@ export class SignalPool {
    * Writes the ids files `files` for signal.lua: the first line holds the agent tokens, then one
    * "<deployment id> <token #>" per line; entries are dealt out in turn, so the files are disjoint.
    */
-  writeIds(files: string[]): void {
-    const tokens = this.servers.map((s) => s.credential.token).join(' ');
+  /** `tokens` (one per agent server, in order) replace this pool's own: the same requests for another app's agents. */
+  writeIds(files: string[], tokens = this.servers.map((s) => s.credential.token)): void {
+    if (tokens.length !== this.servers.length)
+      throw new Error(`writeIds: ${tokens.length} tokens for ${this.servers.length} agent servers`);
     files.forEach((file, part) => {
       const mine = this.entries.filter((_, i) => i % files.length === part);
-      writeFileSync(file, `${tokens}\n${mine.map(([id, t]) => `${id} ${t}`).join('\n')}\n`);
+      writeFileSync(file, `${tokens.join(' ')}\n${mine.map(([id, t]) => `${id} ${t}`).join('\n')}\n`);
     });
   }
 

@@ -24,7 +24,16 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { postgresUnavailable } from '../helpers/postgres.ts';
-import { SIGNAL_BODY, SIGNAL_SERVERS, SignalPool, closeSetupClient, createMetaFixture, http, type MetaFixture } from './fixtures.ts';
+import {
+  SIGNAL_BODY,
+  SIGNAL_SERVERS,
+  SignalPool,
+  agentTokens,
+  closeSetupClient,
+  createMetaFixture,
+  http,
+  type MetaFixture,
+} from './fixtures.ts';
 import { THREADS, idlePercent, measure, pgRun, toResult, waitForIdle, type Load, type PgRun, type RunResult } from './measure.ts';
 import { fmtMs, fmtRate, pgTable, ratio, resultsTable, summarise, table } from './report.ts';
 import { killChildren, startServer, stopServer, toggleProfile, type ServerProc } from './processes.ts';
@@ -74,8 +83,8 @@ type Bench = 'meta' | 'signal';
 interface ConfigDef {
   name: string;
   bench: Bench;
-  /** A hearth store, or the bench's baseline server. */
-  target: StoreKind | 'baseline';
+  /** A hearth store, or one of the bench's baseline servers (hearth-no-db: hearth with the signal's write removed). */
+  target: StoreKind | 'baseline' | 'hearth-no-db';
   /** The --only groups that include it. */
   groups: ReadonlyArray<'metadata' | 'signals' | 'stores'>;
 }
@@ -86,7 +95,8 @@ const CONFIGS = {
   metaPg1: 'meta-304/hearth-pg-x1',
   metaPg2: 'meta-304/hearth-pg-x2',
   sigHearth: 'signal/hearth-sqlite',
-  sigBase: 'signal/no-db-baseline',
+  sigNoDb: 'signal/hearth-no-db',
+  sigBase: 'signal/bare-route',
   sigPg1: 'signal/hearth-pg-x1',
   sigPg2: 'signal/hearth-pg-x2',
 } as const;
@@ -98,6 +108,7 @@ const CONFIG_DEFS: ConfigDef[] = [
   { name: CONFIGS.metaPg1, bench: 'meta', target: 'pg-x1', groups: ['stores'] },
   { name: CONFIGS.metaPg2, bench: 'meta', target: 'pg-x2', groups: ['stores'] },
   { name: CONFIGS.sigHearth, bench: 'signal', target: 'sqlite', groups: ['signals', 'stores'] },
+  { name: CONFIGS.sigNoDb, bench: 'signal', target: 'hearth-no-db', groups: ['signals'] },
   { name: CONFIGS.sigBase, bench: 'signal', target: 'baseline', groups: ['signals'] },
   { name: CONFIGS.sigPg1, bench: 'signal', target: 'pg-x1', groups: ['stores'] },
   { name: CONFIGS.sigPg2, bench: 'signal', target: 'pg-x2', groups: ['stores'] },
@@ -179,9 +190,11 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 /** The ratios reported (those whose two configs both ran): the goals first, then the store comparisons. */
 const RATIO_SPECS: Array<[string, string, string, number | null]> = [
   ['metadata 304: hearth (SQLite) / bare fastify', CONFIGS.metaHearth, CONFIGS.metaBare, GOAL_META],
-  ['signals: hearth (SQLite) / no-DB baseline', CONFIGS.sigHearth, CONFIGS.sigBase, GOAL_SIGNAL],
+  ['signals: hearth (SQLite) / hearth with the write removed', CONFIGS.sigHearth, CONFIGS.sigNoDb, GOAL_SIGNAL],
+  ['signals: hearth (SQLite) / bare signal route', CONFIGS.sigHearth, CONFIGS.sigBase, null],
+  ['signals: hearth with the write removed / bare signal route', CONFIGS.sigNoDb, CONFIGS.sigBase, null],
   ['metadata 304: hearth (PG x1) / bare fastify', CONFIGS.metaPg1, CONFIGS.metaBare, GOAL_META],
-  ['signals: hearth (PG x1) / no-DB baseline', CONFIGS.sigPg1, CONFIGS.sigBase, GOAL_SIGNAL],
+  ['signals: hearth (PG x1) / hearth with the write removed', CONFIGS.sigPg1, CONFIGS.sigNoDb, GOAL_SIGNAL],
   ['metadata 304: PG x1 / SQLite', CONFIGS.metaPg1, CONFIGS.metaHearth, null],
   ['metadata 304: PG x2 / PG x1', CONFIGS.metaPg2, CONFIGS.metaPg1, null],
   ['signals: PG x1 / SQLite', CONFIGS.sigPg1, CONFIGS.sigHearth, null],
@@ -288,6 +301,11 @@ async function main(): Promise<void> {
     const sigBase = has(CONFIGS.sigBase)
       ? await startServer(`${stamp}-signal-baseline`, 'signal-baseline.ts', [], serverOptions)
       : undefined;
+    const sigNoDb = has(CONFIGS.sigNoDb)
+      ? await startServer(`${stamp}-hearth-no-db`, 'hearth-no-db-signal.ts', [join(tmp, 'hearth-no-db')], serverOptions)
+      : undefined;
+    /** hearth-no-db's own agents (its credential check is hearth's): their tokens replace the SQLite store's. */
+    const noDbTokens = sigNoDb ? await agentTokens(sigNoDb.url, SIGNAL_SERVERS) : [];
     const store = (kind: StoreKind) => stores.get(kind)!;
 
     // --- metadata fixture per store: one server with two deployments -----------------------
@@ -310,7 +328,7 @@ async function main(): Promise<void> {
       });
       if (bareCheck.status !== 304) throw new Error(`bare server answered ${bareCheck.status}, not 304`);
     }
-    const serverList = [...stores.values()].flatMap((s) => s.replicas).concat(metaBare ?? [], sigBase ?? []);
+    const serverList = [...stores.values()].flatMap((s) => s.replicas).concat(metaBare ?? [], sigBase ?? [], sigNoDb ?? []);
     log(
       `servers up in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${serverList.map((s) => `${s.name.slice(stamp.length + 1)} :${s.port}`).join(', ')}` +
         (stores.get('sqlite')?.meta
@@ -354,7 +372,7 @@ async function main(): Promise<void> {
       }
     };
     /** Ids files for `parts` wrk processes, topped up so that none can run out. */
-    const prepareSignals = async (pool: SignalPool, seconds: number, parts: number): Promise<string[]> => {
+    const prepareSignals = async (pool: SignalPool, seconds: number, parts: number, tokens?: string[]): Promise<string[]> => {
       // Enough for twice the best total rate seen (at least 8,000/s: a warm-up can run at half the
       // rate of the round after it, and a list that runs out spoils the round) plus 2,000; x2 with
       // one wrk, x1 for each of two (twice its share, however the load splits).
@@ -362,13 +380,13 @@ async function main(): Promise<void> {
       const start = Date.now();
       const added = await pool.ensure(parts, perPart);
       if (added > 0) log(`  (created ${added} more deployments in ${((Date.now() - start) / 1000).toFixed(1)} s)`);
-      const files = Array.from({ length: parts }, (_, i) => join(tmp, `ids-${i}.txt`));
-      pool.writeIds(files);
+      const files = Array.from({ length: parts }, (_, i) => join(tmp, `ids-${tokens ? 'no-db-' : ''}${i}.txt`));
+      pool.writeIds(files, tokens);
       return files;
     };
     const runConfig = async (def: ConfigDef, seconds: number, round: number): Promise<RunResult> => {
-      const hearth = def.target === 'baseline' ? undefined : store(def.target);
-      const servers = hearth ? hearth.replicas : [def.bench === 'meta' ? metaBare! : sigBase!];
+      const hearth = def.target === 'baseline' || def.target === 'hearth-no-db' ? undefined : store(def.target);
+      const servers = hearth ? hearth.replicas : [def.target === 'hearth-no-db' ? sigNoDb! : def.bench === 'meta' ? metaBare! : sigBase!];
       const connections = CONNECTIONS / servers.length;
       let loads: Load[];
       if (def.bench === 'meta') {
@@ -385,7 +403,7 @@ async function main(): Promise<void> {
         // The baseline gets the SQLite store's requests (it does not consume them, but a hearth run
         // before it may have used the pool up, and wrk's script needs a non-empty list).
         const pool = (hearth ?? store('sqlite')).signals!;
-        const files = await prepareSignals(pool, seconds, servers.length);
+        const files = await prepareSignals(pool, seconds, servers.length, def.target === 'hearth-no-db' ? noDbTokens : undefined);
         loads = servers.map((server, i) => ({
           server,
           script: 'signal.lua',
