@@ -22,11 +22,12 @@ const MAX_SERVER_NAME_LENGTH = 255;
 /**
  * The name and resource name of a member that member_bootstrap creates: the group's name, `-` and
  * 8 random hex digits; a longer group name is cut so the whole fits in 255 characters (group names
- * are ASCII, so `slice` counts characters).
+ * are ASCII, so `slice` counts characters). A group's name may hold `.`, a server's resource name
+ * may not (servers.ts), so each `.` becomes `-`: a group `web.tier` gets members `web-tier-1a2b3c4d`.
  */
 function memberName(groupName: string): string {
   const suffix = `-${randomUUID().slice(0, 8)}`;
-  return groupName.slice(0, MAX_SERVER_NAME_LENGTH - suffix.length) + suffix;
+  return groupName.replace(/[^A-Za-z0-9_:-]/g, '-').slice(0, MAX_SERVER_NAME_LENGTH - suffix.length) + suffix;
 }
 
 /** One requested change of desired capacity. */

@@ -344,6 +344,29 @@ test('member_bootstrap: new members get server records and working agent credent
   }
 });
 
+test('member_bootstrap: a group whose name holds a dot scales up (members are named with a dash instead)', async () => {
+  const { app, done } = await testApp();
+  const actuator = await receiver();
+  try {
+    await setup(app, actuator.url, { name: 'web.tier', min_size: 0, max_size: 3, desired_capacity: 0, member_bootstrap: {} });
+    await policy(app, { group: 'web.tier', adjustment_type: 'exact_capacity', scaling_adjustment: 2 });
+    const signalled = await app.inject({ method: 'POST', url: `${POLICIES}/up/signal`, headers: ADMIN });
+    assert.equal(signalled.statusCode, 200, signalled.body);
+    assert.equal(signalled.json().result.outcome, 'adjusted');
+    const group = (await app.inject({ url: `${GROUPS}/web.tier`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
+    assert.equal(group.current_size, 2);
+    const servers = (await app.inject({ url: '/v1/default/servers', headers: ADMIN })).json<{
+      servers: Array<{ id: string; name: string }>;
+    }>().servers;
+    const members = servers.filter((s) => group.members.some((m) => m.server_id === s.id));
+    assert.equal(members.length, 2);
+    for (const member of members) assert.match(member.name, /^web-tier-[0-9a-f]{8}$/);
+  } finally {
+    await done();
+    await actuator.close();
+  }
+});
+
 test('a receiver that fails gets every change again, in order, with the failures shown on the group', async () => {
   const { app, done } = await testApp();
   let down = true;
