@@ -21,8 +21,8 @@ const SECONDS = Number(secondsArg);
 const ROUNDS = Number(roundsArg);
 if (!SECONDS || !ROUNDS || builds.length === 0) throw new Error('usage: signal-builds.ts <seconds> <rounds> <root[:time-ordered]>...');
 const BENCH = new URL('..', import.meta.url).pathname;
-/** Deployments added to a build's pool whenever fewer than half of them are left. */
-const TOP_UP = 80_000;
+/** Deployments added to a build's pool whenever fewer than that many are left (a round at 9k/s for 8 s uses 72,000). */
+const TOP_UP = 120_000;
 
 interface Config {
   name: string;
@@ -219,7 +219,7 @@ try {
   closeSetupClient();
   configs.push(await start('no-DB baseline', join(BENCH, 'servers/signal-baseline.ts'), [], false));
   const refill = () => {
-    for (const config of configs) if (config.file && config.pool.length < TOP_UP / 2) addDeployments(config, TOP_UP);
+    for (const config of configs) if (config.file && config.pool.length < TOP_UP) addDeployments(config, TOP_UP);
   };
   refill();
   for (const config of configs) await run(config, 3, 'warm');
