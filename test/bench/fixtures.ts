@@ -74,14 +74,17 @@ interface CreatedServer {
   credential: { token: string };
 }
 
+/** Registers `count` agent servers (`bench-signal-<i>`) through `url`, in order. */
+async function createAgentServers(url: string, count: number): Promise<CreatedServer[]> {
+  const servers: CreatedServer[] = [];
+  for (let i = 0; i < count; i++)
+    servers.push(await operator<CreatedServer>(url, 'POST', '/v1/default/servers', { name: `bench-signal-${i}` }, 201));
+  return servers;
+}
+
 /** Registers `count` agent servers through `url` and returns their tokens (`<access key id>:<secret>`), in order. */
 export async function agentTokens(url: string, count: number): Promise<string[]> {
-  const tokens: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const created = await operator<CreatedServer>(url, 'POST', '/v1/default/servers', { name: `bench-signal-${i}` }, 201);
-    tokens.push(created.credential.token);
-  }
-  return tokens;
+  return (await createAgentServers(url, count)).map((created) => created.credential.token);
 }
 
 /** The metadata fixture: one agent's credential, its document, and the ETag each replica sends. */
@@ -146,9 +149,7 @@ export class SignalPool {
 
   /** The agent servers and the config, through `url`. */
   static async create(url: string): Promise<SignalPool> {
-    const servers: CreatedServer[] = [];
-    for (let i = 0; i < SIGNAL_SERVERS; i++)
-      servers.push(await operator<CreatedServer>(url, 'POST', '/v1/default/servers', { name: `bench-signal-${i}` }, 201));
+    const servers = await createAgentServers(url, SIGNAL_SERVERS);
     const { software_config: config } = await operator<{ software_config: { id: string } }>(
       url,
       'POST',
@@ -193,8 +194,9 @@ export class SignalPool {
   /**
    * Writes the ids files `files` for signal.lua: the first line holds the agent tokens, then one
    * "<deployment id> <token #>" per line; entries are dealt out in turn, so the files are disjoint.
+   * `tokens` (one per agent server, in order) replace this pool's own: the same requests for
+   * another app's agents.
    */
-  /** `tokens` (one per agent server, in order) replace this pool's own: the same requests for another app's agents. */
   writeIds(files: string[], tokens = this.servers.map((s) => s.credential.token)): void {
     if (tokens.length !== this.servers.length)
       throw new Error(`writeIds: ${tokens.length} tokens for ${this.servers.length} agent servers`);
