@@ -87,7 +87,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const stacks = new StackService(store, publicUrl);
   const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`, stacks, transport);
   const deployments = new DeploymentService(store, configs, feed, stacks, secrets);
-  const signals = new SignalService(store, configs);
+  const signals = new SignalService(store);
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
   const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);
   const guestCredentials = new GuestCredentials(store, servers, secrets);

@@ -38,12 +38,10 @@ export class Authenticator {
   async principal(request: FastifyRequest): Promise<Principal> {
     const caller = this.caller(request);
     if ('kind' in caller) return caller;
-    const cached = this.servers.cachedIdentity(caller.accessKeyId);
-    if (cached) return this.agent(cached, caller.secret);
-    const identity = await this.servers.authenticate(caller.accessKeyId, caller.secret, secretsEqual);
+    const identity =
+      this.servers.cachedIdentity(caller.accessKeyId) ?? (await this.servers.authenticate(caller.accessKeyId, caller.secret, secretsEqual));
     if (!identity) throw new HearthError('ERR_AUTH_INVALID');
-    this.servers.touch(identity.serverId);
-    return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
+    return this.agent(identity, caller.secret);
   }
 
   /**

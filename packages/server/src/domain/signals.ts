@@ -7,7 +7,6 @@ import type { DeploymentRow, SignalsTable } from '../store/schema.ts';
 import { precompile, preparedWrite, type PreparedBody, type PreparedWriteContext } from '../store/write-queue.ts';
 import type { Principal } from '../auth/principal.ts';
 import { topics } from '../feed/feed.ts';
-import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
@@ -30,12 +29,10 @@ export function assertMaySignal(
   }
 }
 
-/** The idempotency key of a signal: the client's, else a digest of the action and the body. */
-export function signalKey(derivedConfigId: string, body: DeploymentSignal, clientKey?: string): string {
-  return keyOfText(derivedConfigId, JSON.stringify(body), clientKey);
-}
-
-/** signalKey of a body already serialised (the same text is stored, so it is serialised once). */
+/**
+ * The idempotency key of a signal: the client's, else a digest of the action and the body as
+ * serialised (the same text is stored, so it is serialised once).
+ */
 function keyOfText(derivedConfigId: string, bodyText: string, clientKey: string | undefined): string {
   if (clientKey) return `client:${clientKey}`;
   // One-shot hash: half the cost of a Hash object fed three times, and the same digest.
@@ -169,11 +166,7 @@ const signalWrite = preparedWrite<SignalArgs, SignalAck>(import.meta.url, 'signa
 
 /** Deployment signals and heartbeats from agents. */
 export class SignalService {
-  constructor(
-    private readonly store: Store,
-    /** Unused since signals read their config's outputs on the writer thread; kept for the constructor's callers. */
-    _configs: ConfigService,
-  ) {}
+  constructor(private readonly store: Store) {}
 
   /**
    * Applies a signal. The reply is sent only after the transaction has committed; the same signal
