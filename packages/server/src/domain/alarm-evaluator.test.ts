@@ -202,8 +202,10 @@ test('one evaluator across processes sharing a database: the lease, its expiry a
     assert.equal((await a.services.alarmEvaluator.runOnce()).leader, false, 'the old holder does not take it back');
     assert.equal((await lease()).holder, 'process-b');
 
-    // A clean stop hands the lease over at once.
+    // A clean stop hands the lease over at once, even to a process asking in the same millisecond.
+    const stoppedAt = Date.now();
     await b.services.alarmEvaluator.stop();
+    assert.ok(Date.parse((await lease()).expires_at) < stoppedAt, 'a released lease has expired before the stop');
     assert.equal((await a.services.alarmEvaluator.runOnce()).leader, true);
   } finally {
     await b.close();

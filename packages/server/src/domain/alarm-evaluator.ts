@@ -4,7 +4,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import type { AlarmState, ComparisonOperator, MetricDimensions, MetricStatistic } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
-import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
+import { ALARM_EVALUATOR_LEASE, LEASE_RELEASED } from '../store/migrations/0004_metrics_alarms.ts';
 import { decide, windowStartMs, type AlarmRule, type Decision } from './alarm-rules.ts';
 import { DEFAULT_METRIC_RETENTION, MetricService, type MetricRetention } from './metrics.ts';
 import { AlarmService, alarmEvent } from './alarms.ts';
@@ -95,10 +95,12 @@ export class AlarmEvaluator {
     }
     await this.running?.catch(() => undefined);
     await this.store
-      .write(async ({ trx, now }) => {
+      .write(async ({ trx }) => {
+        // Expired long ago, not "now": a process taking over in the same millisecond compares
+        // `expires_at < now` and would find the lease still held.
         await trx
           .updateTable('alarm_leases')
-          .set({ expires_at: now })
+          .set({ expires_at: LEASE_RELEASED })
           .where('name', '=', ALARM_EVALUATOR_LEASE)
           .where('holder', '=', this.options.holderId)
           .execute();

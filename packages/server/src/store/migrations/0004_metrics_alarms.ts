@@ -4,6 +4,9 @@ import type { DialectName } from '../migrations.ts';
 /** The lease row every hearth-server competes for; only its holder evaluates alarms and delivers their actions. */
 export const ALARM_EVALUATOR_LEASE = 'alarm-evaluator';
 
+/** The `expires_at` of a lease nobody holds: before any `now`, so the next process to ask takes it. */
+export const LEASE_RELEASED = '1970-01-01T00:00:00.000Z';
+
 /** Migration 0004_metrics_alarms: metric samples, alarms, alarm history, action deliveries, the evaluator lease. */
 export function migration0004(dialect: DialectName): Migration {
   const serialKey = dialect === 'sqlite' ? sql`integer primary key autoincrement` : sql`bigserial primary key`;
@@ -91,7 +94,7 @@ export function migration0004(dialect: DialectName): Migration {
       // The row exists from the start, so taking the lease is always an UPDATE (never a racing INSERT).
       await db
         .insertInto('alarm_leases')
-        .values({ name: ALARM_EVALUATOR_LEASE, holder: '', expires_at: '1970-01-01T00:00:00.000Z', acquired_at: null })
+        .values({ name: ALARM_EVALUATOR_LEASE, holder: '', expires_at: LEASE_RELEASED, acquired_at: null })
         .execute();
     },
   };
