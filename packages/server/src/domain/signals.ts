@@ -29,14 +29,11 @@ export function assertMaySignal(
   }
 }
 
-/**
- * The idempotency key of a signal: the client's, else a digest of the action and the body as
- * serialised (the same text is stored, so it is serialised once).
- */
-function keyOfText(derivedConfigId: string, bodyText: string, clientKey: string | undefined): string {
+/** The idempotency key of a signal: the client's, else a digest of the action and the body as serialised. */
+function keyOf(derivedConfigId: string, body: DeploymentSignal, clientKey: string | undefined): string {
   if (clientKey) return `client:${clientKey}`;
   // One-shot hash: half the cost of a Hash object fed three times, and the same digest.
-  return `body:${hash('sha256', `${derivedConfigId}\n${bodyText}`, 'base64url')}`;
+  return `body:${hash('sha256', `${derivedConfigId}\n${JSON.stringify(body)}`, 'base64url')}`;
 }
 
 /** What a signal sends to the writer thread. */
@@ -76,7 +73,6 @@ const insertSignal = precompile<Insertable<SignalsTable>, unknown>((db, p) =>
       deployment_id: p.deployment_id,
       derived_config_id: p.derived_config_id,
       idempotency_key: p.idempotency_key,
-      body: p.body,
       result_status: p.result_status,
       result_reason: p.result_reason,
       received_at: p.received_at,
@@ -111,8 +107,7 @@ function* outputsOf(ctx: PreparedWriteContext, projectId: string, configId: stri
 function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): PreparedBody<SignalAck> {
   const row = yield* ctx.get(selectDeployment, { id });
   assertMaySignal(principal, row, id);
-  const bodyText = JSON.stringify(body);
-  const key = keyOfText(row.derived_config_id, bodyText, clientKey);
+  const key = keyOf(row.derived_config_id, body, clientKey);
   if (row.status !== 'IN_PROGRESS') {
     const earlier = yield* ctx.get(selectEarlier, { id, key });
     if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
@@ -124,7 +119,6 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
     deployment_id: id,
     derived_config_id: row.derived_config_id,
     idempotency_key: key,
-    body: bodyText,
     result_status: outcome.status,
     result_reason: outcome.reason,
     received_at: ctx.now,

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { migration0003 } from './migrations/0003_scaling.ts';
 import { migration0004 } from './migrations/0004_metrics_alarms.ts';
+import { migration0005 } from './migrations/0005_signal_bodies.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -166,5 +167,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     },
     '0003_scaling': migration0003(dialect),
     '0004_metrics_alarms': migration0004(dialect),
+    '0005_signal_bodies': migration0005,
   };
 }

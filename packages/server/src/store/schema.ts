@@ -82,7 +82,6 @@ export interface SignalsTable {
   deployment_id: string;
   derived_config_id: string;
   idempotency_key: string;
-  body: string;
   result_status: string;
   result_reason: string | null;
   received_at: string;

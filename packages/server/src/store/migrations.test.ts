@@ -1,0 +1,143 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Migrator, type Kysely } from 'kysely';
+import { buildApp } from '../app.ts';
+import { ADMIN, TEST_DIALECT, registerServer, testStore } from '../test-support.ts';
+import { migrations } from './migrations.ts';
+import { openPostgresPool } from './postgres.ts';
+import { openSqlite } from './sqlite.ts';
+import type { Database } from './schema.ts';
+
+/** A Kysely on the test store's database, outside any app (for building an older schema). */
+function rawDatabase(storage: { dataDir: string; databaseUrl: string | undefined }): { db: Kysely<Database>; close(): Promise<void> } {
+  if (TEST_DIALECT === 'postgres') {
+    const { db } = openPostgresPool(storage.databaseUrl!, (error) => console.error(error));
+    return { db, close: () => db.destroy() };
+  }
+  const handles = openSqlite(join(storage.dataDir, 'hearth.db'));
+  return {
+    db: handles.writer,
+    async close() {
+      await handles.writer.destroy();
+      await handles.reader.destroy();
+    },
+  };
+}
+
+test('0005 drops the signal bodies: a signal stored before it still answers its duplicate, and nothing else is lost', async () => {
+  const storage = await testStore('hearth-migrate-');
+  const old = rawDatabase(storage);
+  const ids = { server: randomUUID(), config: randomUUID(), deployment: randomUUID(), derived: randomUUID() };
+  const now = new Date().toISOString();
+  const body = { deploy_stdout: 'ok', deploy_stderr: '', deploy_status_code: 0 };
+  try {
+    const migrator = new Migrator({ db: old.db, provider: { getMigrations: () => Promise.resolve(migrations(TEST_DIALECT)) } });
+    const upTo4 = await migrator.migrateTo('0004_metrics_alarms');
+    assert.equal(upTo4.error, undefined);
+    // Rows as hearth wrote them before 0005 (the signal keeps its body).
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const db = old.db as unknown as Kysely<any>;
+    await db.insertInto('projects').values({ id: 'default', name: 'default', created_at: now }).execute();
+    await db
+      .insertInto('software_configs')
+      .values({
+        id: ids.config,
+        project_id: 'default',
+        name: 'c',
+        group_name: 'script',
+        config: '',
+        inputs: '[]',
+        outputs: '[]',
+        options: '{}',
+        created_at: now,
+      })
+      .execute();
+    await db
+      .insertInto('software_deployments')
+      .values({
+        id: ids.deployment,
+        project_id: 'default',
+        server_id: ids.server,
+        config_id: ids.config,
+        derived_config_id: ids.derived,
+        derived_at: now,
+        action: 'CREATE',
+        status: 'COMPLETE',
+        status_reason: 'Outputs received',
+        input_values: '{}',
+        output_values: JSON.stringify(body),
+        signal_transport: 'HEARTH_SIGNAL',
+        timeout_s: 60,
+        created_at: now,
+      })
+      .execute();
+    await db
+      .insertInto('signals')
+      .values({
+        deployment_id: ids.deployment,
+        derived_config_id: ids.derived,
+        idempotency_key: 'client:sent-before-the-upgrade',
+        body: JSON.stringify(body),
+        result_status: 'COMPLETE',
+        result_reason: 'Outputs received',
+        received_at: now,
+      })
+      .execute();
+  } finally {
+    await old.close();
+  }
+
+  const app = await buildApp({
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+  });
+  try {
+    const stored = await app.services.store.reader.selectFrom('signals').selectAll().execute();
+    assert.equal(stored.length, 1);
+    assert.deepEqual(Object.keys(stored[0]!).sort(), [
+      'deployment_id',
+      'derived_config_id',
+      'id',
+      'idempotency_key',
+      'received_at',
+      'result_reason',
+      'result_status',
+    ]);
+    assert.equal(stored[0]!.idempotency_key, 'client:sent-before-the-upgrade');
+    const shown = await app.inject({ url: `/v1/default/software_deployments/${ids.deployment}`, headers: ADMIN });
+    assert.deepEqual(shown.json().software_deployment.output_values, body, 'the outputs are the deployment’s, kept');
+    // The agent's outbox retries the signal after the upgrade: acknowledged as the duplicate it is.
+    const vm = await registerServer(app);
+    await app.services.store.write(async ({ trx }) => {
+      await trx.updateTable('software_deployments').set({ server_id: vm.id }).where('id', '=', ids.deployment).execute();
+    });
+    const retried = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${ids.deployment}/signal`,
+      headers: { ...vm.auth, 'idempotency-key': 'sent-before-the-upgrade' },
+      payload: body,
+    });
+    assert.equal(retried.statusCode, 200, retried.body);
+    assert.deepEqual(retried.json(), {
+      deployment_id: ids.deployment,
+      status: 'COMPLETE',
+      status_reason: 'Outputs received',
+      duplicate: true,
+    });
+    const other = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${ids.deployment}/signal`,
+      headers: { ...vm.auth, 'idempotency-key': 'a-new-one' },
+      payload: body,
+    });
+    assert.equal(other.statusCode, 409, 'a new signal for the settled deployment is still refused');
+  } finally {
+    await app.close();
+    await storage.remove();
+  }
+});
