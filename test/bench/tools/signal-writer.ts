@@ -16,7 +16,7 @@ import { Migrator } from 'kysely';
 import type Database from 'better-sqlite3';
 import { openSqlite, executePrepared } from '../../../packages/server/src/store/sqlite.ts';
 import { migrations } from '../../../packages/server/src/store/migrations.ts';
-import type { PreparedCall, PreparedWriteModule } from '../../../packages/server/src/store/write-queue.ts';
+import type { PreparedCall, PreparedWriteModule } from '../../../packages/server/src/store/prepared-writes.ts';
 import * as signalsModule from '../../../packages/server/src/domain/signals.ts';
 
 const COUNT = Number(process.argv[2] ?? 20_000);

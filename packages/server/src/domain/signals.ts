@@ -4,7 +4,7 @@ import { heatTime } from '@hearth/protocol';
 import type { Insertable } from 'kysely';
 import type { Store } from '../store/store.ts';
 import type { DeploymentRow, SignalsTable } from '../store/schema.ts';
-import { precompile, preparedWrite, type PreparedBody, type PreparedWriteContext } from '../store/write-queue.ts';
+import { precompile, preparedWrite, type PreparedBody, type PreparedWriteContext } from '../store/prepared-writes.ts';
 import type { Principal } from '../auth/principal.ts';
 import { topics } from '../feed/feed.ts';
 import { HearthError } from './errors.ts';

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
-import { bindParams, driveAsync, preparedSteps, type PreparedWriteContext, type PreparedWriteModule, type Step } from './write-queue.ts';
+import {
+  bindParams,
+  driveAsync,
+  preparedSteps,
+  type PreparedWriteContext,
+  type PreparedWriteModule,
+  type Step,
+} from './prepared-writes.ts';
 
 /** The NOTIFY channel every replica listens on. */
 export const FEED_CHANNEL = 'hearth_feed';

@@ -13,7 +13,7 @@ import {
   type PreparedCall,
   type PreparedWriteContext,
   type PreparedWriteModule,
-} from './write-queue.ts';
+} from './prepared-writes.ts';
 import { isHearthError } from '../domain/errors.ts';
 
 /** Prepares each SQL text once per connection (a prepare costs more than a run: 30 µs vs 12 µs). */

@@ -4,7 +4,8 @@ import type { Database } from './schema.ts';
 import { migrations, type DialectName } from './migrations.ts';
 import { openSqlite } from './sqlite.ts';
 import { WriterThread } from './writer-thread.ts';
-import { WriteQueue, type PreparedWrite, type WriteUnit } from './write-queue.ts';
+import type { PreparedWrite } from './prepared-writes.ts';
+import { WriteQueue, type WriteUnit } from './write-queue.ts';
 import { FeedListener, openPostgresPool, postgresTransactionHooks, runPreparedOnPostgres } from './postgres.ts';
 import { HearthError } from '../domain/errors.ts';
 

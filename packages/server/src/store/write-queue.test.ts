@@ -4,7 +4,8 @@ import { testApp, registerServer, createConfig, createDeployment } from '../test
 import { isHearthError } from '../domain/errors.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { preparedWrite, WriteQueue } from './write-queue.ts';
+import { preparedWrite } from './prepared-writes.ts';
+import { WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
 

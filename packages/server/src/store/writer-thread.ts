@@ -5,7 +5,7 @@ import { Worker, parentPort, workerData } from 'node:worker_threads';
 import type { ErrorCode } from '@hearth/protocol';
 import { HearthError, isHearthError } from '../domain/errors.ts';
 import { executePrepared, openConnection, statementCache } from './sqlite.ts';
-import type { PreparedCall, PreparedRunner, PreparedTask, PreparedWriteModule } from './write-queue.ts';
+import type { PreparedCall, PreparedRunner, PreparedTask, PreparedWriteModule } from './prepared-writes.ts';
 
 /** An error as it crosses the thread boundary: a HearthError keeps its code and details. */
 type WireError = { code: ErrorCode; details: Record<string, unknown> } | { message: string; stack?: string };
