@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { testApp, registerServer, createConfig, createDeployment } from '../test-support.ts';
+import { TEST_DIALECT, testApp, registerServer, createConfig, createDeployment } from '../test-support.ts';
 import { isHearthError } from '../domain/errors.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { preparedWrite } from './prepared-writes.ts';
+import { join } from 'node:path';
+import { preparedWrite, type PreparedWriteModule } from './prepared-writes.ts';
+import { executePrepared, openConnection, statementCache } from './sqlite.ts';
 import { WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
@@ -60,6 +62,62 @@ test('prepared writes on the writer thread: one failing call does not take its b
     await done();
   }
 });
+
+test(
+  'a transaction of 150 signals writes their 150 events in call order (multi-row inserts of up to 64)',
+  { skip: TEST_DIALECT !== 'sqlite' && 'the SQLite writer thread only' },
+  async () => {
+    const { app, dataDir, done } = await testApp();
+    try {
+      const server = await registerServer(app);
+      const configId = await createConfig(app);
+      const ids: string[] = [];
+      for (let i = 0; i < 150; i++) ids.push(await createDeployment(app, configId, server.id));
+      const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+      // Every call in one executePrepared: one transaction, so 150 events go in as 64 + 64 + 22.
+      const connection = openConnection(join(dataDir, 'hearth.db'), false);
+      const modules = new Map([[signalsModule, (await import(signalsModule)) as PreparedWriteModule]]);
+      const calls = ids.map((id, i) => ({
+        module: signalsModule,
+        name: 'signal',
+        args: { principal, id, body: { deploy_status_code: i % 3 === 0 ? 1 : 0 }, clientKey: undefined },
+      }));
+      let result;
+      try {
+        result = executePrepared(connection, statementCache(connection), modules, calls);
+      } finally {
+        connection.close();
+      }
+      assert.ok(
+        result.outcomes.every((o) => o.ok),
+        JSON.stringify(result.outcomes.find((o) => !o.ok)),
+      );
+      const settled = await app.services.store.reader
+        .selectFrom('events')
+        .select(['resource_id', 'type', 'time'])
+        .where('type', '!=', 'deployment.created')
+        .where('resource_type', '=', 'software_deployment')
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        settled.map((e) => e.resource_id),
+        ids,
+        'one event per signal, in the order of the calls',
+      );
+      assert.deepEqual(
+        settled.map((e) => e.type),
+        ids.map((_, i) => (i % 3 === 0 ? 'deployment.failed' : 'deployment.completed')),
+      );
+      assert.equal(new Set(settled.map((e) => e.time)).size, 1, 'one transaction, one clock');
+      assert.deepEqual(
+        result.topics.filter((t) => t.startsWith('events:')),
+        ['events:default'],
+      );
+    } finally {
+      await done();
+    }
+  },
+);
 
 test('a unit queued behind prepared writes runs once they have committed; writes queued behind the unit wait for it', async () => {
   const { app, done } = await testApp();
