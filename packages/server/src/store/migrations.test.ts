@@ -26,8 +26,9 @@ function rawDatabase(storage: { dataDir: string; databaseUrl: string | undefined
   };
 }
 
-test('0005 drops the signal bodies: a signal stored before it still answers its duplicate, and nothing else is lost', async () => {
+test('0005 drops the signal bodies: a signal stored before it still answers its duplicate, and nothing else is lost', async (t) => {
   const storage = await testStore('hearth-migrate-');
+  t.after(() => storage.remove());
   const old = rawDatabase(storage);
   const ids = { server: randomUUID(), config: randomUUID(), deployment: randomUUID(), derived: randomUUID() };
   const now = new Date().toISOString();
@@ -138,6 +139,5 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
     assert.equal(other.statusCode, 409, 'a new signal for the settled deployment is still refused');
   } finally {
     await app.close();
-    await storage.remove();
   }
 });
