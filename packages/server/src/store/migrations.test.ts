@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Migrator, type Kysely } from 'kysely';
 import { buildApp } from '../app.ts';
@@ -8,6 +7,7 @@ import { ADMIN, TEST_DIALECT, registerServer, testStore } from '../test-support.
 import { migrations } from './migrations.ts';
 import { openPostgresPool } from './postgres.ts';
 import { openSqlite } from './sqlite.ts';
+import { sqliteFile } from './store.ts';
 import type { Database } from './schema.ts';
 
 /** A Kysely on the test store's database, outside any app (for building an older schema). */
@@ -16,7 +16,7 @@ function rawDatabase(storage: { dataDir: string; databaseUrl: string | undefined
     const { db } = openPostgresPool(storage.databaseUrl!, (error) => console.error(error));
     return { db, close: () => db.destroy() };
   }
-  const handles = openSqlite(join(storage.dataDir, 'hearth.db'));
+  const handles = openSqlite(sqliteFile(storage.dataDir));
   return {
     db: handles.writer,
     async close() {

@@ -60,8 +60,13 @@ export function openStore(options: StoreOptions): Store {
   return openSqliteStore(options);
 }
 
+/** The SQLite file of a store: `sqlite:FILE` from the database URL, else `<dataDir>/hearth.db`. */
+export function sqliteFile(dataDir: string, databaseUrl?: string): string {
+  return databaseUrl ? databaseUrl.slice('sqlite:'.length) : join(dataDir, 'hearth.db');
+}
+
 function openSqliteStore(options: StoreOptions): Store {
-  const file = options.databaseUrl ? options.databaseUrl.slice('sqlite:'.length) : join(options.dataDir, 'hearth.db');
+  const file = sqliteFile(options.dataDir, options.databaseUrl);
   const { writer, reader, raw } = openSqlite(file);
   const thread = new WriterThread(file);
   const queue = new WriteQueue(writer, { onCommit: options.onCommit ?? (() => undefined), prepared: thread });

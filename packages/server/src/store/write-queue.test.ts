@@ -4,9 +4,9 @@ import { TEST_DIALECT, testApp, registerServer, createConfig, createDeployment }
 import { isHearthError } from '../domain/errors.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
-import { join } from 'node:path';
 import { preparedWrite, type PreparedWriteModule } from './prepared-writes.ts';
 import { executePrepared, openConnection, statementCache } from './sqlite.ts';
+import { sqliteFile } from './store.ts';
 import { WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
@@ -75,7 +75,7 @@ test(
       for (let i = 0; i < 150; i++) ids.push(await createDeployment(app, configId, server.id));
       const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
       // Every call in one executePrepared: one transaction, so 150 events go in as 64 + 64 + 22.
-      const connection = openConnection(join(dataDir, 'hearth.db'), false);
+      const connection = openConnection(sqliteFile(dataDir), false);
       const modules = new Map([[signalsModule, (await import(signalsModule)) as PreparedWriteModule]]);
       const calls = ids.map((id, i) => ({
         module: signalsModule,
