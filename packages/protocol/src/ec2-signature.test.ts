@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import { resourceArn } from './arn.ts';
-import { extractEc2Credential, presignV2Url, verifyEc2Signature, type Ec2Request } from './ec2-signature.ts';
+import { extractEc2Credential, verifyEc2Signature, type Ec2Request } from './ec2-signature.ts';
+import { presignV2Url } from './ec2-sign-v2.ts';
 import { parseArn } from './arn.ts';
 
 const SECRET = 's3cr3t-example';

@@ -1,5 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { secretsEqual } from './constant-time.ts';
+import { canonicalHeaderValue, canonicalQuery, canonicalUris, hostCandidates, parseAmzDate, parseIsoTimestamp } from './ec2-canonical.ts';
+import { signV2 } from './ec2-sign-v2.ts';
 
 /** An HTTP request as the EC2 signature checks need it: everything comes from the wire, decoded. */
 export interface Ec2Request {
@@ -94,39 +96,6 @@ export function verifyEc2Signature(req: Ec2Request, secret: string, options: Ec2
   return { ok: true };
 }
 
-/** Options of presignV2Url. */
-export interface PresignV2Options {
-  /** PUT for `/waitcondition`, POST for `/signal` (Heat's verbs). */
-  method: 'PUT' | 'POST' | 'GET';
-  /** Where the ARN is appended, e.g. `http://127.0.0.1:8000/v1/waitcondition`; lower-cased as Heat does. */
-  baseUrl: string;
-  /** The stack or resource ARN, put in the path percent-encoded with `/` kept. */
-  arn: string;
-  accessKeyId: string;
-  secret: string;
-  /** The signing time; default now. `null` leaves Timestamp out: the URL never expires (Heat's alarm_url). */
-  timestamp?: Date | null;
-}
-
-/**
- * Builds a pre-signed URL the way Heat's signal responder does (reference/server.md §1.3): query
- * SignatureMethod, SignatureVersion, AWSAccessKeyId, [Timestamp], Signature; what is signed is the verb,
- * the lower-cased host with its port and the unquoted path. Throws when baseUrl is not a plain http(s) URL.
- */
-export function presignV2Url(options: PresignV2Options): string {
-  const base = new URL(options.baseUrl.toLowerCase());
-  if ((base.protocol !== 'http:' && base.protocol !== 'https:') || base.search !== '' || base.hash !== '') {
-    throw new Error(`the signal base URL must be http(s) without a query or fragment, got '${options.baseUrl}'`);
-  }
-  const path = `${base.pathname.replace(/\/+$/, '')}/${percentEncode(options.arn, '/')}`;
-  const params: Record<string, string> = { SignatureMethod: 'HmacSHA256', SignatureVersion: '2', AWSAccessKeyId: options.accessKeyId };
-  if (options.timestamp !== null) params.Timestamp = (options.timestamp ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const signature = signV2(options.secret, 'sha256', options.method, base.host, decodeURIComponent(path), params);
-  const entries: Array<[string, string]> = [...Object.entries(params), ['Signature', signature]];
-  const query = entries.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`);
-  return `${base.origin}${path}?${query.join('&')}`;
-}
-
 type Checked = { ok: true; signedAt: number | null; expiresAt: number | null } | Failure<'SignatureDoesNotMatch' | 'IncompleteSignature'>;
 
 function parseAuth(req: Ec2Request): V2Auth | V4Auth | Failure<'IncompleteSignature' | 'MissingAuthenticationToken'> {
@@ -201,24 +170,6 @@ function checkV2(req: Ec2Request, auth: V2Auth, secret: string): Checked {
   return mismatch();
 }
 
-/**
- * Signature v2: base64 HMAC of `VERB\nhost\npath\nCQS`, SignatureMethod forced to match the digest
- * as Keystone's signer does. `host` is the Host header as sent, `path` the decoded path, `params`
- * every query parameter but `Signature`. Clients (os-collect-config's cfn collector) sign with it too.
- */
-export function signV2(
-  secret: string,
-  digest: 'sha256' | 'sha1',
-  method: string,
-  host: string,
-  path: string,
-  params: Record<string, string>,
-): string {
-  const signed = { ...params, SignatureMethod: digest === 'sha256' ? 'HmacSHA256' : 'HmacSHA1' };
-  const stringToSign = `${method.toUpperCase()}\n${host}\n${path}\n${canonicalQuery(signed)}`;
-  return createHmac(digest, secret).update(stringToSign, 'utf8').digest('base64');
-}
-
 function checkV4(req: Ec2Request, auth: V4Auth, secret: string): Checked {
   const amzDate = headerValue(req.headers, 'x-amz-date') ?? req.params['X-Amz-Date'];
   if (amzDate === undefined) return incomplete('the SigV4 request has no X-Amz-Date header or parameter');
@@ -277,50 +228,6 @@ function v4QueryParams(req: Ec2Request): Record<string, string> {
   return params;
 }
 
-/** The canonical URIs a SigV4 client may have signed: boto's quoted path, AWS's double-encoded one, and Keystone's raw path. */
-function canonicalUris(path: string): string[] {
-  const once = percentEncode(path, '/');
-  return [...new Set([once, percentEncode(once, '/'), path])];
-}
-
-function canonicalHeaderValue(value: string): string {
-  return value.trim().replace(/\s+/g, ' ');
-}
-
-/** The canonical query string: parameters sorted by name (code points), `pctenc(name)=pctenc(value)` joined by `&`. */
-function canonicalQuery(params: Record<string, string>): string {
-  return Object.keys(params)
-    .sort(compareCodePoints)
-    .map((key) => `${percentEncode(key)}=${percentEncode(params[key] ?? '')}`)
-    .join('&');
-}
-
-/** RFC 3986 percent-encoding of the UTF-8 bytes: only `A-Z a-z 0-9 - _ . ~` (and `keep`) stay as they are. */
-function percentEncode(text: string, keep = ''): string {
-  let out = '';
-  for (const byte of Buffer.from(text, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    out += /[A-Za-z0-9\-_.~]/.test(char) || keep.includes(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-function compareCodePoints(a: string, b: string): number {
-  const left = [...a];
-  const right = [...b];
-  for (let i = 0; i < Math.min(left.length, right.length); i++) {
-    const diff = (left[i]?.codePointAt(0) ?? 0) - (right[i]?.codePointAt(0) ?? 0);
-    if (diff !== 0) return diff;
-  }
-  return left.length - right.length;
-}
-
-/** The host as received, then without its port (IPv6 literals keep their brackets). */
-function hostCandidates(host: string): string[] {
-  const bare = /^(\[[^\]]*\]|[^:]*):\d*$/.exec(host)?.[1];
-  return bare === undefined || bare === host ? [host] : [host, bare];
-}
-
 function authorizationFields(authorization: string): Map<string, string> {
   const fields = new Map<string, string>();
   for (const part of authorization.slice(V4_ALGORITHM.length).split(',')) {
@@ -333,32 +240,6 @@ function authorizationFields(authorization: string): Map<string, string> {
 function headerValue(headers: Ec2Request['headers'], name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value.join(',') : value;
-}
-
-/** Parses an ISO 8601 date-time (`2024-01-01T00:00:00Z`, fractions and offsets allowed, no zone = UTC) to epoch ms. */
-function parseIsoTimestamp(text: string): number | null {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(text);
-  if (match === null) return null;
-  const [, year, month, day, hour, minute, second, fraction = '', zone = 'Z'] = match;
-  const base = utcMs(year, month, day, hour, minute, second);
-  if (base === null) return null;
-  const offset =
-    zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
-  return base + Math.floor(Number(`0${fraction}`) * 1000) - offset * 60_000;
-}
-
-/** Parses SigV4's `YYYYMMDDTHHMMSSZ` to epoch ms. */
-function parseAmzDate(text: string): number | null {
-  const match = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(text);
-  return match === null ? null : utcMs(match[1], match[2], match[3], match[4], match[5], match[6]);
-}
-
-function utcMs(...fields: Array<string | undefined>): number | null {
-  const [year, month, day, hour, minute, second] = fields.map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const date = new Date(ms);
-  const valid = date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60 && second < 60;
-  return valid ? ms : null;
 }
 
 function sha256Hex(data: Buffer | string): string {

@@ -2,5 +2,6 @@
 // signatures (v2 and SigV4), Heat ARNs and Swift temp URLs. Import as `@hearth/protocol/signing`.
 export * from './arn.ts';
 export * from './constant-time.ts';
+export * from './ec2-sign-v2.ts';
 export * from './ec2-signature.ts';
 export * from './temp-url.ts';
