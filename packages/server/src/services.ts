@@ -13,6 +13,7 @@ import { ensureDefaultProject, ProjectDirectory } from './domain/projects.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { StackService } from './domain/stacks.ts';
 import { WaitConditionService } from './domain/wait-conditions.ts';
+import { WaitConditionSweeper } from './domain/wait-condition-sweeper.ts';
 import { deploymentSignalInputs, type TransportContext } from './domain/transports.ts';
 import { GuestCredentials } from './auth/guest-credentials.ts';
 import { createAlarmServices, type AlarmEvaluator, type AlarmSettings } from './domain/alarm-evaluator.ts';
@@ -89,7 +90,8 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const deployments = new DeploymentService(store, configs, feed, stacks, secrets);
   const signals = new SignalService(store);
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
-  const waitConditions = new WaitConditionService(store, feed, stacks, transport, options.logError);
+  const waitConditions = new WaitConditionService(store, feed, stacks, transport);
+  const waitConditionSweeper = new WaitConditionSweeper(store, options.logError);
   const guestCredentials = new GuestCredentials(store, servers, secrets);
   const { metricSamples, alarms, alarmEvaluator } = createAlarmServices(store, options.alarms ?? {}, options.logError);
   const scalingAdjuster = new ScalingAdjuster(store, servers, options.logError);
@@ -107,7 +109,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     hearth_metadata_cache_entries: { help: 'Metadata documents cached in memory', read: () => metadata.size },
   });
   deadlines.start();
-  waitConditions.start();
+  waitConditionSweeper.start();
   alarmEvaluator.start();
   actuatorDeliverer.start();
   return {
@@ -135,7 +137,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     publicUrl,
     async close() {
       await deadlines.stop();
-      await waitConditions.stop();
+      await waitConditionSweeper.stop();
       await alarmEvaluator.stop();
       await actuatorDeliverer.stop();
       await servers.flushSeen().catch(options.logError);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
+import type { NewEvent, StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import { newAccessKeyId } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
@@ -9,19 +9,15 @@ import type { StackService } from './stacks.ts';
 import type { TransportContext } from './transports.ts';
 import { waitConditionView } from './wait-condition-view.ts';
 import type { WaitSignal } from './wait-condition-signals.ts';
-import { decide, timeoutReason } from './wait-condition-rules.ts';
+import { decide } from './wait-condition-rules.ts';
 
 /** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
 export class WaitConditionService {
-  private sweeper: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
-
   constructor(
     private readonly store: Store,
     private readonly feed: Feed,
     private readonly stacks: StackService,
     private readonly transport: TransportContext,
-    private readonly logError: (error: unknown) => void,
   ) {}
 
   /** Creates a wait condition in a stack; its timer starts now. */
@@ -59,7 +55,7 @@ export class WaitConditionService {
         })
         .execute();
       event(
-        this.event(
+        waitConditionEvent(
           values,
           'wait_condition.created',
           `Wait condition ${values.name} created: ${values.count} signal(s) within ${values.timeout_s} s`,
@@ -110,7 +106,7 @@ export class WaitConditionService {
       await trx.deleteFrom('wait_condition_signals').where('wait_condition_id', '=', row.id).execute();
       await trx.deleteFrom('resource_credentials').where('access_key_id', '=', row.access_key_id).execute();
       await trx.deleteFrom('wait_conditions').where('id', '=', row.id).execute();
-      event(this.event(row, 'wait_condition.deleted', `Wait condition ${row.name} deleted; its handle URLs are revoked`));
+      event(waitConditionEvent(row, 'wait_condition.deleted', `Wait condition ${row.name} deleted; its handle URLs are revoked`));
       publish(topics.waitCondition(row.id));
     });
   }
@@ -135,7 +131,7 @@ export class WaitConditionService {
         .where('id', '=', current.id)
         .execute();
       event(
-        this.event(
+        waitConditionEvent(
           next,
           'wait_condition.heartbeat',
           `Heartbeat${body.message ? `: ${body.message}` : ''}; deadline ${heatTime(new Date(next.deadline_at))}`,
@@ -192,7 +188,7 @@ export class WaitConditionService {
         .where('id', '=', id)
         .execute();
       event(
-        this.event(
+        waitConditionEvent(
           next,
           'wait_condition.signal',
           `Signal: status:${signal.status} reason:${signal.reason ?? ''}${replaced ? ` (replaces signal ${signalId})` : ''}`,
@@ -202,7 +198,7 @@ export class WaitConditionService {
           },
         ),
       );
-      if (verdict) event(this.event(next, `wait_condition.${verdict.status.toLowerCase()}`, verdict.reason));
+      if (verdict) event(waitConditionEvent(next, `wait_condition.${verdict.status.toLowerCase()}`, verdict.reason));
       publish(topics.waitCondition(id));
       const stackRow = await trx.selectFrom('stacks').selectAll().where('id', '=', current.stack_id).executeTakeFirstOrThrow();
       return { row: next, stack: stackRow };
@@ -216,53 +212,6 @@ export class WaitConditionService {
     return Object.fromEntries(
       signals.map((s) => [s.signal_id, { status: s.status, reason: s.reason, data: JSON.parse(s.data) as unknown }]),
     );
-  }
-
-  /** Starts failing conditions whose deadline passed (checked every `everyMs`). */
-  start(everyMs = 500): void {
-    this.sweeper ??= setInterval(() => {
-      this.sweeping ??= this.expireDue()
-        .then(() => undefined, this.logError)
-        .finally(() => (this.sweeping = undefined));
-    }, everyMs).unref();
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    await this.sweeping;
-  }
-
-  /** Fails every IN_PROGRESS condition past its deadline with Heat's timeout reason. */
-  async expireDue(): Promise<number> {
-    const nowIso = new Date().toISOString();
-    const due = await this.store.reader
-      .selectFrom('wait_conditions')
-      .select('id')
-      .where('status', '=', 'IN_PROGRESS')
-      .where('deadline_at', '<=', nowIso)
-      .limit(500)
-      .execute();
-    for (const { id } of due) {
-      await this.store.write(async ({ trx, now, event, publish }) => {
-        const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
-        if (!current || current.status !== 'IN_PROGRESS' || current.deadline_at > now) return;
-        const signals = await trx
-          .selectFrom('wait_condition_signals')
-          .select(['status', 'reason'])
-          .where('wait_condition_id', '=', id)
-          .execute();
-        const reason = timeoutReason(current, signals);
-        await trx
-          .updateTable('wait_conditions')
-          .set({ status: 'FAILED', status_reason: reason, generation: current.generation + 1, updated_at: now })
-          .where('id', '=', id)
-          .execute();
-        event(this.event(current, 'wait_condition.failed', reason));
-        publish(topics.waitCondition(id));
-      });
-    }
-    return due.length;
   }
 
   private async rowByName(stack: StackRow, name: string): Promise<WaitConditionRow> {
@@ -284,18 +233,24 @@ export class WaitConditionService {
       .orderBy('received_at')
       .execute();
   }
+}
 
-  private event(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
-    return {
-      project_id: row.project_id,
-      type,
-      resource_type: 'wait_condition',
-      resource_id: row.id,
-      server_id: null,
-      message,
-      data: JSON.stringify(data),
-    };
-  }
+/** An event about a wait condition (its timeline is the events with its id). */
+export function waitConditionEvent(
+  row: WaitConditionRow,
+  type: string,
+  message: string,
+  data: Record<string, unknown> = {},
+): Omit<NewEvent, 'time'> {
+  return {
+    project_id: row.project_id,
+    type,
+    resource_type: 'wait_condition',
+    resource_id: row.id,
+    server_id: null,
+    message,
+    data: JSON.stringify(data),
+  };
 }
 
 /** The strong ETag of a wait condition's state. */
