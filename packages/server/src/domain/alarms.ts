@@ -14,18 +14,11 @@ import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import { HearthError } from './errors.ts';
 import { canonicalDimensions, type MetricRetention } from './metrics.ts';
 import { actionUrlProblem } from './alarm-actions.ts';
+import { resourceEvent } from './events.ts';
 
 /** The event row of something that happened to an alarm. */
 export function alarmEvent(row: Pick<AlarmRow, 'id' | 'project_id'>, type: string, message: string, data: Record<string, unknown> = {}) {
-  return {
-    project_id: row.project_id,
-    type,
-    resource_type: 'alarm',
-    resource_id: row.id,
-    server_id: null,
-    message,
-    data: JSON.stringify(data),
-  };
+  return resourceEvent({ project_id: row.project_id, resource_type: 'alarm', resource_id: row.id, server_id: null }, type, message, data);
 }
 
 /** Threshold alarms: create, show, list, delete, history. The evaluator (alarm-evaluator.ts) moves their state. */

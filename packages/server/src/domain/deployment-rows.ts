@@ -1,5 +1,6 @@
 import { heatTime, type SoftwareDeployment } from '@hearth/protocol';
 import type { DeploymentRow, NewEvent } from '../store/schema.ts';
+import { resourceEvent } from './events.ts';
 
 /** Heat time of an ISO timestamp, or null. */
 export function heatTimeOrNull(iso: string | null): string | null {
@@ -37,15 +38,8 @@ export function deploymentEvent(
   message: string,
   data: Record<string, unknown> = {},
 ): Omit<NewEvent, 'time'> {
-  return {
-    project_id: row.project_id,
-    type,
-    resource_type: 'software_deployment',
-    resource_id: row.id,
-    server_id: row.server_id,
-    message,
-    data: JSON.stringify(data),
-  };
+  const resource = { project_id: row.project_id, resource_type: 'software_deployment', resource_id: row.id, server_id: row.server_id };
+  return resourceEvent(resource, type, message, data);
 }
 
 /** The deadline `seconds` after an ISO time. */

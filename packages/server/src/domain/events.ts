@@ -1,7 +1,23 @@
 import { heatTime, type Event, type EventListQuery, type EventPage } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { EventRow } from '../store/schema.ts';
+import type { EventRow, NewEvent } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
+
+/** The resource an event is about: these columns name it in the events table. */
+export type EventResource = Pick<NewEvent, 'project_id' | 'resource_type' | 'resource_id' | 'server_id'>;
+
+/**
+ * An event row about one resource, written in the transaction that changed it (the resource's
+ * timeline is the events with its id). `data` is stored as JSON.
+ */
+export function resourceEvent(
+  resource: EventResource,
+  type: string,
+  message: string,
+  data: Record<string, unknown> = {},
+): Omit<NewEvent, 'time'> {
+  return { ...resource, type, message, data: JSON.stringify(data) };
+}
 
 /** Turns an event row into the API shape. */
 export function eventFromRow(row: EventRow): Event {

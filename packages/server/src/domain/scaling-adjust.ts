@@ -6,6 +6,7 @@ import type { Database } from '../store/schema.ts';
 import type { ScalingGroupRow } from '../store/schema-scaling.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import type { ServerService } from './servers.ts';
+import { resourceEvent } from './events.ts';
 
 /** Feed topics of scaling: one group changed; the actuator outbox has new work. */
 export const scalingTopics = {
@@ -262,13 +263,6 @@ export function bootstrapOf(group: ScalingGroupRow): MemberBootstrap | null {
 
 /** An event row about a scaling group. */
 export function groupEvent(group: ScalingGroupRow, type: string, message: string, data: Record<string, unknown> = {}) {
-  return {
-    project_id: group.project_id,
-    type,
-    resource_type: 'scaling_group',
-    resource_id: group.id,
-    server_id: null,
-    message,
-    data: JSON.stringify({ group: group.name, ...data }),
-  };
+  const resource = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
+  return resourceEvent(resource, type, message, { group: group.name, ...data });
 }

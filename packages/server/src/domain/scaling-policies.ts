@@ -22,6 +22,7 @@ import { effectiveCooldown, newCapacity } from './scaling-capacity.ts';
 import { parseAlarmPayload, shouldAct } from './scaling-alarm-payload.ts';
 import { assertScalingNameFree, type ScalingGroupService } from './scaling-groups.ts';
 import type { ScalingAdjuster } from './scaling-adjust.ts';
+import { resourceEvent } from './events.ts';
 
 /** Far-future expiry of signal tokens that have no expiry of their own. */
 const NEVER = new Date('2100-01-01T00:00:00Z');
@@ -275,13 +276,6 @@ function describe(row: ScalingPolicyRow): string {
 }
 
 function policyEvent(row: ScalingPolicyRow, type: string, message: string, data: Record<string, unknown> = {}) {
-  return {
-    project_id: row.project_id,
-    type,
-    resource_type: 'scaling_policy',
-    resource_id: row.id,
-    server_id: null,
-    message,
-    data: JSON.stringify({ policy: row.name, ...data }),
-  };
+  const resource = { project_id: row.project_id, resource_type: 'scaling_policy', resource_id: row.id, server_id: null };
+  return resourceEvent(resource, type, message, { policy: row.name, ...data });
 }

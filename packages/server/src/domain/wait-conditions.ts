@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { NewEvent, StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
+import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
+import { resourceEvent } from './events.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import { newAccessKeyId } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
@@ -236,21 +237,9 @@ export class WaitConditionService {
 }
 
 /** An event about a wait condition (its timeline is the events with its id). */
-export function waitConditionEvent(
-  row: WaitConditionRow,
-  type: string,
-  message: string,
-  data: Record<string, unknown> = {},
-): Omit<NewEvent, 'time'> {
-  return {
-    project_id: row.project_id,
-    type,
-    resource_type: 'wait_condition',
-    resource_id: row.id,
-    server_id: null,
-    message,
-    data: JSON.stringify(data),
-  };
+export function waitConditionEvent(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
+  const resource = { project_id: row.project_id, resource_type: 'wait_condition', resource_id: row.id, server_id: null };
+  return resourceEvent(resource, type, message, data);
 }
 
 /** The strong ETag of a wait condition's state. */
