@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { LockBusyError, acquireLock, withLock } from './lock.ts';
 
@@ -127,16 +127,19 @@ test('release leaves a lock file that is no longer ours', async (t) => {
 });
 
 test('of many takers of one stale lock exactly one wins', async (t) => {
-  const path = join(tempDir(t), 'agent.lock');
-  writeFileSync(path, `${deadPid()}\n`);
-  const results = await Promise.allSettled(Array.from({ length: 12 }, () => acquireLock(path)));
-  const winners = results.filter((result) => result.status === 'fulfilled');
-  assert.equal(winners.length, 1);
-  for (const result of results) {
-    if (result.status === 'rejected') assert.ok(result.reason instanceof LockBusyError);
+  // Repeated: a takeover race shows only now and then (one CI run saw two winners of 12).
+  for (let round = 0; round < 20; round++) {
+    const path = join(tempDir(t), 'agent.lock');
+    writeFileSync(path, `${deadPid()}\n`);
+    const results = await Promise.allSettled(Array.from({ length: 24 }, () => acquireLock(path)));
+    const winners = results.filter((result) => result.status === 'fulfilled');
+    assert.equal(winners.length, 1, `round ${round}: ${winners.length} takers hold the lock`);
+    for (const result of results) {
+      if (result.status === 'rejected') assert.ok(result.reason instanceof LockBusyError, String(result.reason));
+    }
+    await winners[0]!.value.release();
+    assert.deepEqual(readdirSync(dirname(path)), [], 'the lock, its takeover guard and every temporary file are gone');
   }
-  await winners[0]!.value.release();
-  assert.equal(existsSync(path), false);
 });
 
 test('withLock runs fn under the lock and releases it on success and on throw', async (t) => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -65,8 +65,30 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Creates the lock file with O_EXCL; false when it already exists. */
+/**
+ * Creates the lock file holding `content`, atomically: the content is written to a file of our own
+ * and hard-linked to `path`, which fails when `path` exists. So nobody ever reads a lock file that
+ * exists but is still empty. Where hard links are not supported, an O_EXCL create and a write.
+ * False when the file already exists.
+ */
 async function tryCreate(path: string, content: string): Promise<boolean> {
+  const own = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.new`;
+  await writeFile(own, content, { mode: 0o644, flag: 'wx' });
+  try {
+    await link(own, path);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return tryCreateExclusive(path, content);
+    throw error;
+  } finally {
+    await unlink(own).catch(() => undefined);
+  }
+}
+
+/** Creates the lock file with O_EXCL, then writes it; false when it already exists. */
+async function tryCreateExclusive(path: string, content: string): Promise<boolean> {
   let file;
   try {
     file = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
@@ -93,22 +115,36 @@ async function readHolder(path: string): Promise<{ content: string; ageMs: numbe
   }
 }
 
+/** A takeover guard older than this was left by a taker that died while holding it. */
+const TAKEOVER_GUARD_STALE_MS = 2_000;
+
 /**
- * Moves a stale lock aside and deletes it. It is moved (atomic) rather than unlinked so that a lock some
- * other process took over in the meantime is noticed and put back instead of being deleted. One narrow race
- * remains: a third taker creating the lock between our rename and our link-back.
+ * Deletes a stale lock, if it still holds `staleContent`. Takers of one stale lock take turns
+ * through a guard file (`<path>.takeover`, created like the lock): the lock file can change only by
+ * being deleted, which its live owner does only to its own content and a taker only under the guard,
+ * so the content read under the guard is the content deleted, never a lock another taker has just
+ * created. False when another taker holds the guard: look again shortly.
  */
-async function removeStale(path: string, staleContent: string): Promise<void> {
-  const aside = `${path}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
-  try {
-    await rename(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+async function removeStale(path: string, staleContent: string, content: string): Promise<boolean> {
+  const guard = `${path}.takeover`;
+  if (!(await tryCreate(guard, content))) {
+    const holder = await readHolder(guard);
+    if (holder !== undefined && holder.ageMs > TAKEOVER_GUARD_STALE_MS) {
+      const again = await readHolder(guard);
+      if (again?.content === holder.content) await unlink(guard).catch(() => undefined);
+    }
+    return false;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => staleContent);
-  if (moved !== staleContent) await link(aside, path).catch(() => undefined);
-  await unlink(aside).catch(() => undefined);
+  try {
+    const current = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (current === staleContent) await unlink(path).catch(() => undefined);
+    return true;
+  } finally {
+    await unlink(guard).catch(() => undefined);
+  }
 }
 
 /**
@@ -128,7 +164,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     const pid = holderPid(holder.content);
     const stale = pid === undefined ? holder.ageMs > UNNAMED_LOCK_GRACE_MS : !isAlive(pid);
     if (stale) {
-      await removeStale(path, holder.content);
+      if (!(await removeStale(path, holder.content, content))) await sleep(5);
       continue;
     }
     const waitedMs = Date.now() - started;
