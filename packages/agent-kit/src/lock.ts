@@ -129,18 +129,11 @@ async function removeStale(path: string, staleContent: string, content: string):
   const guard = `${path}.takeover`;
   if (!(await tryCreate(guard, content))) {
     const holder = await readHolder(guard);
-    if (holder !== undefined && holder.ageMs > TAKEOVER_GUARD_STALE_MS) {
-      const again = await readHolder(guard);
-      if (again?.content === holder.content) await unlink(guard).catch(() => undefined);
-    }
+    if (holder !== undefined && holder.ageMs > TAKEOVER_GUARD_STALE_MS) await unlink(guard).catch(() => undefined);
     return false;
   }
   try {
-    const current = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (current === staleContent) await unlink(path).catch(() => undefined);
+    if ((await readHolder(path))?.content === staleContent) await unlink(path).catch(() => undefined);
     return true;
   } finally {
     await unlink(guard).catch(() => undefined);
