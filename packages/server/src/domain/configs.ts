@@ -14,6 +14,7 @@ import type { ConfigRow } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
 import { ANY_TOPIC, CONFIG_TOPIC, topics } from '../feed/feed.ts';
 import { typeMismatch } from './parameter-types.ts';
+import { resourceEvent } from './events.ts';
 
 /** Group of a config created without one (Heat's default). */
 export const UNGROUPED = 'Heat::Ungrouped';
@@ -96,15 +97,14 @@ export class ConfigService {
         created_at: now,
       };
       await trx.insertInto('software_configs').values(values).execute();
-      event({
-        project_id: projectId,
-        type: 'config.created',
-        resource_type: 'software_config',
-        resource_id: id,
-        server_id: null,
-        message: `Software config ${body.name ?? id} created (group ${values.group_name})`,
-        data: JSON.stringify({ group: values.group_name }),
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'software_config', resource_id: id, server_id: null },
+          'config.created',
+          `Software config ${body.name ?? id} created (group ${values.group_name})`,
+          { group: values.group_name },
+        ),
+      );
       return values;
     });
     return configFromRow(row);
@@ -160,15 +160,13 @@ export class ConfigService {
         .executeTakeFirstOrThrow();
       if (Number(users.n) > 0) throw new HearthError('ERR_CONFIG_IN_USE', { id, count: Number(users.n) });
       await trx.deleteFrom('software_configs').where('id', '=', id).execute();
-      event({
-        project_id: projectId,
-        type: 'config.deleted',
-        resource_type: 'software_config',
-        resource_id: id,
-        server_id: null,
-        message: `Software config ${row.name ?? id} deleted`,
-        data: '{}',
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'software_config', resource_id: id, server_id: null },
+          'config.deleted',
+          `Software config ${row.name ?? id} deleted`,
+        ),
+      );
       publish(topics.config(id));
     });
     this.cache.delete(id);

@@ -6,6 +6,7 @@ import type { Feed } from '../feed/feed.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 import { actuatorHeaders, openSecret, retryDelayMs } from './scaling-webhook.ts';
 import { scalingTopics } from './scaling-adjust.ts';
+import { resourceEvent } from './events.ts';
 
 /** Options of the actuator deliverer. */
 export interface DelivererOptions {
@@ -155,15 +156,15 @@ export class ActuatorDeliverer {
         .executeTakeFirst();
       if (!current || current.status !== 'pending') return;
       const attempts = current.attempts + 1;
-      const base = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
-      const data = JSON.stringify({ group: group.name, delivery_id: row.delivery_id, sequence: row.sequence, attempts });
+      const resource = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
+      const data = { group: group.name, delivery_id: row.delivery_id, sequence: row.sequence, attempts };
       if (error === null) {
         await trx
           .updateTable('actuator_deliveries')
           .set({ status: 'delivered', attempts, delivered_at: now, last_error: null, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
-        event({ ...base, type: 'scaling_group.delivered', message: `Change ${row.sequence} delivered to the actuator`, data });
+        event(resourceEvent(resource, 'scaling_group.delivered', `Change ${row.sequence} delivered to the actuator`, data));
       } else {
         const next = new Date(Date.parse(now) + retryDelayMs(attempts, this.maxRetryDelayMs)).toISOString();
         await trx
@@ -173,12 +174,9 @@ export class ActuatorDeliverer {
           .execute();
         // One event when a delivery starts failing, not one per retry.
         if (attempts === 1)
-          event({
-            ...base,
-            type: 'scaling_group.delivery_failed',
-            message: `Change ${row.sequence} not delivered (retrying): ${error}`,
-            data,
-          });
+          event(
+            resourceEvent(resource, 'scaling_group.delivery_failed', `Change ${row.sequence} not delivered (retrying): ${error}`, data),
+          );
       }
       publish(scalingTopics.group(group.id));
     });

@@ -7,6 +7,7 @@ import { HearthError } from './errors.ts';
 import { ANY_TOPIC, CREDENTIAL_TOPIC, topics } from '../feed/feed.ts';
 import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
+import { resourceEvent } from './events.ts';
 
 /** A resource name must not contain `/` or `.` (os-collect-config splits `Resource.Metadata` on dots). */
 const RESOURCE_NAME = /^[A-Za-z0-9_:-]+$/;
@@ -69,15 +70,14 @@ export class ServerService {
         resource_name: stack ? resourceName : null,
       };
       await trx.insertInto('servers').values(values).execute();
-      event({
-        project_id: projectId,
-        type: 'server.created',
-        resource_type: 'server',
-        resource_id: id,
-        server_id: id,
-        message: `Server ${body.name} registered (${values.config_transport})`,
-        data: JSON.stringify({ access_key_id: accessKeyId, software_config_transport: values.config_transport }),
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
+          'server.created',
+          `Server ${body.name} registered (${values.config_transport})`,
+          { access_key_id: accessKeyId, software_config_transport: values.config_transport },
+        ),
+      );
       return values;
     });
     this.remember(row);
@@ -141,15 +141,13 @@ export class ServerService {
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
       await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
       await trx.deleteFrom('servers').where('id', '=', id).execute();
-      event({
-        project_id: projectId,
-        type: 'server.deleted',
-        resource_type: 'server',
-        resource_id: id,
-        server_id: id,
-        message: `Server ${found.name} deleted; its credential is revoked`,
-        data: '{}',
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
+          'server.deleted',
+          `Server ${found.name} deleted; its credential is revoked`,
+        ),
+      );
       publish(topics.credential(found.access_key_id));
       return found;
     });

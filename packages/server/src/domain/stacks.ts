@@ -4,6 +4,7 @@ import type { Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
 import type { Database, StackRow } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
+import { resourceEvent } from './events.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -55,15 +56,13 @@ export class StackService {
       if (existing) throw new HearthError('ERR_STACK_EXISTS', { name });
       const values: StackRow = { id: randomUUID(), project_id: projectId, name, created_at: now };
       await trx.insertInto('stacks').values(values).execute();
-      event({
-        project_id: projectId,
-        type: 'stack.created',
-        resource_type: 'stack',
-        resource_id: values.id,
-        server_id: null,
-        message: `Stack ${name} created`,
-        data: '{}',
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'stack', resource_id: values.id, server_id: null },
+          'stack.created',
+          `Stack ${name} created`,
+        ),
+      );
       return values;
     });
     return this.toApi(row);
@@ -109,15 +108,13 @@ export class StackService {
       }
       await trx.deleteFrom('wait_conditions').where('stack_id', '=', stack.id).execute();
       await trx.deleteFrom('stacks').where('id', '=', stack.id).execute();
-      event({
-        project_id: projectId,
-        type: 'stack.deleted',
-        resource_type: 'stack',
-        resource_id: stack.id,
-        server_id: null,
-        message: `Stack ${stack.name} deleted with ${conditions.length} wait condition(s)`,
-        data: '{}',
-      });
+      event(
+        resourceEvent(
+          { project_id: projectId, resource_type: 'stack', resource_id: stack.id, server_id: null },
+          'stack.deleted',
+          `Stack ${stack.name} deleted with ${conditions.length} wait condition(s)`,
+        ),
+      );
     });
   }
 
