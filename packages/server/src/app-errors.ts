@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
+import { syntaxReason } from './body-parser.ts';
 import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './store/unavailable.ts';
 
 const TITLES: Record<number, string> = {
@@ -30,7 +31,7 @@ export function errorBody(error: HearthError): ErrorBody {
 }
 
 /** Maps any error thrown while handling a request to a coded error. */
-export function toHearthError(error: FastifyError | Error, requestId: string): HearthError {
+export function toHearthError(error: FastifyError | Error, requestId: string, bodyLimit?: number): HearthError {
   if (isHearthError(error)) return error;
   // The database is down or restarting: retry later (a signal was not committed, so it is not acknowledged).
   if (isStoreUnavailable(error)) return new HearthError('ERR_STORE_UNAVAILABLE');
@@ -43,7 +44,7 @@ export function toHearthError(error: FastifyError | Error, requestId: string): H
   }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HearthError('ERR_REQUEST_BODY_TOO_LARGE', { limit: (error as { limit?: number }).limit ?? 'allowed' });
+      return new HearthError('ERR_REQUEST_BODY_TOO_LARGE', { limit: bodyLimit ?? 'allowed' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new HearthError('ERR_REQUEST_MEDIA_TYPE', { type: 'given' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -54,7 +55,7 @@ export function toHearthError(error: FastifyError | Error, requestId: string): H
       break;
   }
   if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return new HearthError('ERR_REQUEST_BODY_MALFORMED', { reason: error.message });
+    return new HearthError('ERR_REQUEST_BODY_MALFORMED', { reason: syntaxReason(error) });
   }
   const status = fastifyError.statusCode ?? 500;
   if (status >= 400 && status < 500) return new HearthError('ERR_REQUEST_INVALID', { reason: error.message });
@@ -64,7 +65,7 @@ export function toHearthError(error: FastifyError | Error, requestId: string): H
 /** Installs the error and not-found handlers: every failure is a coded JSON error, never a crash. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const coded = toHearthError(error, request.id);
+    const coded = toHearthError(error, request.id, request.routeOptions.bodyLimit);
     if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
     else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
     else request.log.info({ code: coded.code }, coded.message);

@@ -1,9 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-evaluator.ts';
-import { installErrorHandlers } from './app-errors.ts';
+import { errorBody, installErrorHandlers } from './app-errors.ts';
+import { HearthError } from './domain/errors.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
 import { redactUrl } from './log-redaction.ts';
@@ -57,6 +58,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    // Errors the router meets before any route runs get the same coded body as every other error.
+    frameworkErrors: (error, request, reply) => {
+      const reason =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'a path segment is longer than 512 characters'
+          : error.code === 'FST_ERR_BAD_URL'
+            ? 'the path has invalid percent-encoding'
+            : 'the request cannot be routed';
+      void (reply as FastifyReply).code(400).send(errorBody(new HearthError('ERR_REQUEST_INVALID', { reason })));
+    },
   });
   let closing = false;
   const services = await createServices({

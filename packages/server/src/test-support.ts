@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from './app.ts';
+import { buildApp, type AppOptions } from './app.ts';
 import type { DialectName } from './store/migrations.ts';
 import { postgresTestPass, testDatabaseUrl } from './store/test-database.ts';
 
@@ -37,7 +37,9 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
 }
 
 /** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
-export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
+export async function testApp(
+  options: Pick<AppOptions, 'logger'> = {},
+): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
   const store = await testStore();
   try {
     const app = await buildApp({
@@ -46,6 +48,7 @@ export async function testApp(): Promise<{ app: FastifyInstance; dataDir: string
       adminToken: 'admin-secret',
       secretKey: 'unit-test-secret-key-0123456789',
       publicUrl: 'http://127.0.0.1:9',
+      ...options,
     });
     return {
       app,

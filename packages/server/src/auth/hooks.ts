@@ -15,7 +15,8 @@ export function agentToken(request: FastifyRequest): { accessKeyId: string; secr
 function agentTokenIn(headers: IncomingHttpHeaders): { accessKeyId: string; secret: string } | null {
   const { authorization, 'x-auth-token': xAuthToken } = headers;
   let token: string | undefined;
-  if (authorization?.startsWith('Bearer ')) token = authorization.slice(7).trim();
+  // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are Bearer too.
+  if (authorization && /^bearer /i.test(authorization)) token = authorization.slice(7).trim();
   else if (typeof xAuthToken === 'string') token = xAuthToken;
   if (!token) return null;
   const colon = token.indexOf(':');

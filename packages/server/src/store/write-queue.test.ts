@@ -176,3 +176,37 @@ test('a batch that fails because the database is gone is not retried unit by uni
     assert.equal(transactions, expectedTransactions, failure.message);
   }
 });
+
+test(
+  'a call the writer thread cannot be handed fails alone, and the server stays up',
+  { skip: TEST_DIALECT === 'postgres' ? 'no writer thread on PostgreSQL' : false },
+  async () => {
+    const { app, done } = await testApp();
+    try {
+      const server = await registerServer(app);
+      const configId = await createConfig(app);
+      const [a, b] = [await createDeployment(app, configId, server.id), await createDeployment(app, configId, server.id)];
+      const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+      const body = { deploy_stdout: 'ok', deploy_status_code: 0 };
+      // Deeper than structured clone can copy (the routes refuse such bodies long before this).
+      let deep: unknown = [];
+      for (let i = 0; i < 200_000; i++) deep = [deep];
+      const { signals, store } = app.services;
+      const [good, unposted] = await Promise.allSettled([
+        signals.signal(principal, a, body),
+        signals.signal(principal, b, { ...body, result: deep }),
+      ]);
+      assert.equal(good.status === 'fulfilled' && good.value.status, 'COMPLETE');
+      assert.equal(unposted.status, 'rejected');
+      // The writer thread still takes calls, and the unposted signal changed nothing.
+      assert.equal((await signals.signal(principal, b, body)).status, 'COMPLETE');
+      const stored = await store.reader.selectFrom('signals').select('deployment_id').orderBy('id').execute();
+      assert.deepEqual(
+        stored.map((r) => r.deployment_id),
+        [a, b],
+      );
+    } finally {
+      await done();
+    }
+  },
+);

@@ -65,7 +65,24 @@ export class WriterThread implements PreparedRunner {
       this.tasks.set(id, { task, onCommit });
       return { id, module: task.call.module, name: task.call.name, args: task.call.args };
     });
-    worker.postMessage({ type: 'calls', calls } satisfies ToThread);
+    try {
+      worker.postMessage({ type: 'calls', calls } satisfies ToThread);
+    } catch {
+      // A value that cannot be cloned (the routes' schemas should have refused it) fails its own call, not its batch.
+      for (const call of calls) this.postAlone(worker, call);
+    }
+  }
+
+  /** Posts one call; if it cannot be posted, its caller gets the error now. */
+  private postAlone(worker: Worker, call: ThreadCall): void {
+    try {
+      worker.postMessage({ type: 'calls', calls: [call] } satisfies ToThread);
+    } catch (error) {
+      const entry = this.tasks.get(call.id);
+      this.tasks.delete(call.id);
+      entry?.task.reject(error);
+      this.afterSettling();
+    }
   }
 
   settled(): Promise<void> {

@@ -8,6 +8,7 @@ import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MetadataSnapshot } from '../../domain/metadata.ts';
+import { ifNoneMatchHits } from '../etag.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -51,7 +52,7 @@ function sendMetadata(
   ifNoneMatch: string | undefined,
 ): FastifyReply {
   void reply.header('etag', snapshot.etag).header('last-modified', snapshot.lastModified).header('cache-control', 'no-cache');
-  if (ifNoneMatch === snapshot.etag) {
+  if (ifNoneMatchHits(ifNoneMatch, snapshot.etag)) {
     services.metrics.metadataReplies.inc({ status: '304' });
     return reply.code(304).send();
   }
@@ -75,8 +76,14 @@ async function sendMetadataLater(
 ): Promise<FastifyReply> {
   const agent = known ?? (await agentOnly(services, request));
   let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
-  if (ifNoneMatch === snapshot.etag && wait > 0) {
-    snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, ifNoneMatch, wait * 1000, abortOnClose(request, reply));
+  if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) {
+    snapshot = await services.metadata.waitForNew(
+      agent.projectId,
+      agent.serverId,
+      snapshot.etag,
+      wait * 1000,
+      abortOnClose(request, reply),
+    );
   }
   return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
 }
@@ -102,7 +109,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     const wait = request.query.wait ?? 0;
     const agent = agentNow(services, request);
     const snapshot = agent && services.metadata.cached(agent.serverId);
-    if (agent && snapshot && !(wait > 0 && ifNoneMatch === snapshot.etag)) {
+    if (agent && snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag))) {
       return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
     }
     return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait);

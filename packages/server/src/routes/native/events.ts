@@ -22,6 +22,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.get('/events/stream', { schema: { tags: ['events'], params: Params, querystring: StreamQuery } }, async (request, reply) => {
     const projectId = request.params.project_id;
     let cursor = String(parseCursor(request.query.after ?? request.headers['last-event-id']?.toString()));
+    // HEAD (fastify answers it with this GET route): the headers only, not a stream that never sends them.
+    if (request.method === 'HEAD') return reply.header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send();
     const abort = abortOnClose(request, reply);
     reply.hijack();
     reply.raw.writeHead(200, {
