@@ -38,15 +38,21 @@ export function assertNotExpired(holder: Holder): void {
  * Authenticates an EC2-signed request (signature v2 in the query, as Heat's pre-signed URLs and
  * os-collect-config send it, or SigV4 as boto sends it): the access key must exist, the signature
  * match its secret, and the credential not be expired. Returns what the credential reaches.
+ * `signed` is what the signature covers: the query string's parameters unless given (a form POST
+ * has its body's too), and the body SigV4 hashes.
  */
-export async function ec2Holder(services: Services, request: FastifyRequest): Promise<Holder> {
+export async function ec2Holder(
+  services: Services,
+  request: FastifyRequest,
+  signed: { params: Record<string, string>; body?: string } = { params: queryParams(request) },
+): Promise<Holder> {
   const ec2: Ec2Request = {
     method: request.method,
     host: request.headers.host ?? '',
     path: decodedPath(request),
-    params: queryParams(request),
+    params: signed.params,
     headers: request.headers,
-    body: request.method === 'GET' || request.method === 'HEAD' ? '' : undefined,
+    body: signed.body ?? (request.method === 'GET' || request.method === 'HEAD' ? '' : undefined),
   };
   const claimed = extractEc2Credential(ec2);
   if (!claimed.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message });

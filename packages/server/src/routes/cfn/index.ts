@@ -14,9 +14,21 @@ import { cfnErrorBody, describeStackResourceJson, describeStackResourceXml, esca
 
 type Format = 'xml' | 'json';
 
-/** CFN replies are XML unless the query says `ContentType=JSON` (heat-api-cfn's rule). */
+/**
+ * The parameters of a CFN query request. A form POST carries them in its body (the query API as
+ * boto and botocore send it): the query string's and the body's are read together, the body's
+ * winning a name both carry, and the signature is checked over all of them, so a query-string
+ * parameter can neither replace a signed body parameter nor add one that was not signed (Heat reads
+ * both too). Any other request has only its query string.
+ */
+function actionParams(request: FastifyRequest): Record<string, string> {
+  const query = queryParams(request);
+  return request.body instanceof FormBody ? { ...query, ...request.body.params } : query;
+}
+
+/** CFN replies are XML unless the request says `ContentType=JSON` (heat-api-cfn's rule). */
 function formatOf(request: FastifyRequest): Format {
-  return queryParams(request).ContentType?.toUpperCase() === 'JSON' ? 'json' : 'xml';
+  return actionParams(request).ContentType?.toUpperCase() === 'JSON' ? 'json' : 'xml';
 }
 
 function send(reply: FastifyReply, format: Format, status: number, body: string): FastifyReply {
@@ -157,19 +169,21 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
   });
 
   const action = async (request: FastifyRequest, reply: FastifyReply) => {
-    const params = queryParams(request);
-    const formAction = request.body instanceof FormBody ? request.body.params.Action : undefined;
-    if ((params.Action ?? formAction) === 'PutMetricData') return putMetricData(services, request, reply, params);
+    const params = actionParams(request);
+    if (params.Action === 'PutMetricData') return putMetricData(services, request, reply, queryParams(request));
     if (params.Action !== 'DescribeStackResource') {
-      throw new HearthError('ERR_REQUEST_INVALID', {
-        reason: `Action ${params.Action ?? formAction ?? '(none)'} is not served here; guests use DescribeStackResource and PutMetricData`,
-      });
+      const asked = params.Action === undefined ? 'the request names no Action' : `Action '${params.Action}' is not served here`;
+      throw new HearthError('ERR_REQUEST_INVALID', { reason: `${asked}; guests use DescribeStackResource and PutMetricData` });
     }
     const stackName = params.StackName;
     const resourceName = params.LogicalResourceId;
     if (!stackName || !resourceName)
       throw new HearthError('ERR_REQUEST_INVALID', { reason: 'DescribeStackResource needs StackName and LogicalResourceId' });
-    const holder = await ec2Holder(services, request);
+    // A form POST is signed over its parameters (query and body together) and, for SigV4, its body.
+    const holder = await ec2Holder(services, request, {
+      params,
+      body: request.body instanceof FormBody ? request.body.raw : undefined,
+    });
     const byArn = parseArn(stackName);
     const target = byArn ? { ...byArn, resourceName } : { project: holder.projectId, stackName, stackId: holder.stackId, resourceName };
     assertNamesHolder(holder, target);
@@ -178,7 +192,8 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     return send(reply, format, 200, format === 'json' ? describeStackResourceJson(detail) : describeStackResourceXml(detail));
   };
   app.get('/', action);
-  // boto's query API (cfn-push-stats' PutMetricData) posts a form: read as one on this route only.
+  // Query API clients (boto's cfn-push-stats, botocore) post a form: read as one on this route only,
+  // and served as the GET is (see actionParams for which parameters count).
   await app.register(async (forms) => {
     forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
       done(null, FormBody.parse(body.toString())),
