@@ -12,11 +12,14 @@ export const Uuid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
 });
 
-/** Identifier of a project, as it appears in `/v1/{project_id}/...` paths. */
-export const ProjectId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' });
+/** Identifier of a project, as it appears in `/v1/{project_id}/...` paths (not `.` or `..`: URL clients rewrite those). */
+export const ProjectId = Type.String({ minLength: 1, maxLength: 64, pattern: '^(?!\\.+$)[A-Za-z0-9_.-]+$' });
 
-/** Identifier of a server (VM). Heat takes Nova's uuid here; hearth accepts any 1-64 safe characters. */
-export const ServerId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' });
+/**
+ * Identifier of a server (VM). Heat takes Nova's uuid here; hearth accepts any 1-64 safe
+ * characters, except ids of dots only: curl and every WHATWG URL parser rewrite `/servers/..`.
+ */
+export const ServerId = Type.String({ minLength: 1, maxLength: 64, pattern: '^(?!\\.+$)[A-Za-z0-9_.:-]+$' });
 
 /** A short human name (configs, deployments, servers). */
 export const Name = Type.String({ maxLength: 255 });

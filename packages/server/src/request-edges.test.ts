@@ -80,7 +80,7 @@ test('bodies that parse but cannot be kept get a coded 400 on every content type
   }
 });
 
-test('URLs the router refuses and oversized bodies get coded errors that name the limit', async () => {
+test('URLs the router refuses, ids URL clients rewrite, and oversized bodies get coded errors', async () => {
   const { app, done } = await testApp();
   try {
     const badEncoding = await app.inject({ url: '/v1/default/servers/%E0%A4%A?Signature=secret', headers: ADMIN });
@@ -92,6 +92,12 @@ test('URLs the router refuses and oversized bodies get coded errors that name th
     assert.equal(longSegment.statusCode, 400);
     assert.equal(errorCode(longSegment), 'ERR_REQUEST_INVALID');
     assert.match(longSegment.json().error.message, /longer than 512 characters/);
+    for (const id of ['.', '..', '...']) {
+      const dots = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name: 'x', id } });
+      assert.equal(dots.statusCode, 400, `server id ${id}: URL clients rewrite it, so it could never be shown or deleted`);
+    }
+    const dotted = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name: 'x', id: 'vm.1' } });
+    assert.equal(dotted.statusCode, 201);
     const server = await registerServer(app);
     const tooBig = await app.inject({
       method: 'POST',
