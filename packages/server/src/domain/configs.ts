@@ -9,8 +9,9 @@ import {
   type StoredInput,
   type StoredOutput,
 } from '@hearth/protocol';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
-import type { ConfigRow } from '../store/schema.ts';
+import type { ConfigRow, Database } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
 import { ANY_TOPIC, CONFIG_TOPIC, topics } from '../feed/feed.ts';
 import { typeMismatch } from './parameter-types.ts';
@@ -124,6 +125,16 @@ export class ConfigService {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(id, { ...config, projectId });
     return config;
+  }
+
+  /**
+   * Reads a config of the project inside a write transaction, uncached (the row as the write
+   * sees it, so one deleted meanwhile is caught), or throws ERR_CONFIG_NOT_FOUND.
+   */
+  async getForWrite(trx: Transaction<Database>, projectId: string, id: string): Promise<Pick<ConfigRow, 'id' | 'name'>> {
+    const row = await trx.selectFrom('software_configs').select(['id', 'project_id', 'name']).where('id', '=', id).executeTakeFirst();
+    if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
+    return { id: row.id, name: row.name };
   }
 
   /** Lists a project's configs, oldest first, paged by `marker` (the last id seen). */

@@ -35,16 +35,18 @@ export class DeploymentService {
 
   /** Creates a deployment; it reaches the server's metadata as soon as this resolves. */
   async create(projectId: string, body: SoftwareDeploymentCreate): Promise<SoftwareDeployment> {
-    const config = await this.configs.get(projectId, body.config_id);
     const transport = body.signal_transport ?? 'HEARTH_SIGNAL';
     const timeout = body.timeout ?? DEFAULT_DEPLOYMENT_TIMEOUT;
     // Time-ordered (UUIDv7): a deployment's rows in `signals` and `events` are keyed by its id,
     // so ids that sort by creation time keep those index inserts on a few recent B-tree pages
     // instead of a random page each (less than half the WAL per signal; test/bench/README.md).
     const id = timeOrderedUuid();
-    const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
     const accessKeyId = CREDENTIAL_TRANSPORTS.has(transport) ? newAccessKeyId(this.secrets) : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      // Config and stack are read in the write transaction: one deleted meanwhile is a coded 404
+      // here, not a foreign-key failure at the insert nor a deployment in a stack that is gone.
+      const config = await this.configs.getForWrite(trx, projectId, body.config_id);
+      const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack, trx);
       const resourceName = stack ? (body.resource_name ?? id) : null;
       if (stack && resourceName) await this.stacks.assertNameFree(trx, stack, resourceName);
       const status = body.status ?? (transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS');
@@ -120,10 +122,25 @@ export class DeploymentService {
     return deploymentFromRow(row);
   }
 
-  /** Lists a project's deployments (of one server if given), oldest first. */
-  async list(projectId: string, serverId?: string, limit = 1000): Promise<SoftwareDeployment[]> {
+  /**
+   * Lists a project's deployments (of one server if given), oldest first, at most `limit`
+   * (default 1000), paged by `marker` (the last id seen; one not in the project is ERR_DEPLOYMENT_NOT_FOUND).
+   */
+  async list(projectId: string, serverId?: string, limit = 1000, marker?: string): Promise<SoftwareDeployment[]> {
     let query = this.store.reader.selectFrom('software_deployments').selectAll().where('project_id', '=', projectId);
     if (serverId) query = query.where('server_id', '=', serverId);
+    if (marker) {
+      const after = await this.store.reader
+        .selectFrom('software_deployments')
+        .select(['created_at', 'id'])
+        .where('id', '=', marker)
+        .where('project_id', '=', projectId)
+        .executeTakeFirst();
+      if (!after) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id: marker });
+      query = query.where((eb) =>
+        eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
+      );
+    }
     const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
     return rows.map(deploymentFromRow);
   }
@@ -133,10 +150,10 @@ export class DeploymentService {
    * input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
    */
   async update(projectId: string, id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment> {
-    const config = body.config_id ? await this.configs.get(projectId, body.config_id) : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+      const config = body.config_id ? await this.configs.getForWrite(trx, projectId, body.config_id) : null;
       const next: DeploymentRow = { ...current, updated_at: now };
       const newAction = Boolean(config) || Boolean(body.action) || Boolean(body.input_values);
       if (config) next.config_id = config.id;

@@ -44,11 +44,12 @@ export class ScalingGroupService {
 
   /** Creates a group; its initial capacity (desired, else min) goes to the actuator as the first change. */
   async create(projectId: string, stackRef: string, body: ScalingGroupCreate): Promise<ScalingGroupCreated> {
-    const stack = await this.stacks.resolve(projectId, stackRef);
     const problem = boundsProblem(body.min_size, body.max_size, body.desired_capacity) ?? actuatorUrlProblem(body.actuator.url);
     if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
     const generated = body.actuator.secret === undefined ? newRandomToken() : null;
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
+      // Read in the write transaction: a stack deleted meanwhile is a coded 404, not a group left in it.
+      const stack = await this.stacks.resolve(projectId, stackRef, trx);
       await assertScalingNameFree(trx, this.stacks, stack, body.name);
       const values: ScalingGroupRow = {
         id: randomUUID(),

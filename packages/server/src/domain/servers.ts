@@ -46,8 +46,7 @@ export class ServerService {
   async create(projectId: string, body: ServerCreate): Promise<ServerCreated> {
     const id = body.id ?? randomUUID();
     const accessKeyId = newAccessKeyId(this.secrets);
-    const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack);
-    const resourceName = stack ? (body.resource_name ?? body.name) : pseudoPlacement('server').resource_name;
+    const resourceName = body.stack !== undefined ? (body.resource_name ?? body.name) : pseudoPlacement('server').resource_name;
     if (!RESOURCE_NAME.test(resourceName)) {
       throw new HearthError('ERR_REQUEST_INVALID', {
         reason: `resource name ${JSON.stringify(resourceName)} may hold only letters, digits, _, : and -; give resource_name`,
@@ -56,6 +55,8 @@ export class ServerService {
     const row = await this.store.write(async ({ trx, now, event }) => {
       const existing = await trx.selectFrom('servers').select('id').where('id', '=', id).executeTakeFirst();
       if (existing) throw new HearthError('ERR_SERVER_EXISTS', { id });
+      // Read in the write transaction: a stack deleted meanwhile is a coded 404, not a server left in it.
+      const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack, trx);
       if (stack) await this.stacks.assertNameFree(trx, stack, resourceName);
       const values: ServerRow = {
         id,

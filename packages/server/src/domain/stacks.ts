@@ -74,7 +74,10 @@ export class StackService {
     return rows.map((r) => this.toApi(r));
   }
 
-  /** Finds a stack by name or id (Heat tries uuid-like names as ids first), or throws ERR_STACK_NOT_FOUND. */
+  /**
+   * Finds a stack by name or id (Heat tries uuid-like names as ids first), or throws ERR_STACK_NOT_FOUND.
+   * Reads through `db`, default the reader; a write passes its transaction to see the stack as it commits.
+   */
   async resolve(projectId: string, nameOrId: string, db: Pick<Store['reader'], 'selectFrom'> = this.store.reader): Promise<StackRow> {
     const base = db.selectFrom('stacks').selectAll().where('project_id', '=', projectId);
     const row =
@@ -93,8 +96,10 @@ export class StackService {
 
   /** Deletes a stack and its wait conditions (revoking their URLs); refuses while servers or deployments are in it. */
   async delete(projectId: string, nameOrId: string): Promise<void> {
-    const stack = await this.resolve(projectId, nameOrId);
     await this.store.write(async ({ trx, event, publish }) => {
+      // Resolved in the transaction, as deployment and wait-condition creates resolve theirs: one
+      // created meanwhile is either counted below or finds the stack gone (a coded 404).
+      const stack = await this.resolve(projectId, nameOrId, trx);
       const servers = await trx.selectFrom('servers').select('id').where('stack_id', '=', stack.id).execute();
       const deployments = await trx.selectFrom('software_deployments').select('id').where('stack_id', '=', stack.id).execute();
       const groups = await trx.selectFrom('scaling_groups').select('id').where('stack_id', '=', stack.id).execute();

@@ -23,8 +23,9 @@ export class WaitConditionService {
 
   /** Creates a wait condition in a stack; its timer starts now. */
   async create(projectId: string, stackRef: string, body: WaitConditionCreate): Promise<WaitCondition> {
-    const stack = await this.stacks.resolve(projectId, stackRef);
-    const row = await this.store.write(async ({ trx, now, event, publish }) => {
+    const { row, stack } = await this.store.write(async ({ trx, now, event, publish }) => {
+      // In the transaction: a stack deleted meanwhile is a coded 404, not a foreign-key failure.
+      const stack = await this.stacks.resolve(projectId, stackRef, trx);
       await this.stacks.assertNameFree(trx, stack, body.name);
       const values: WaitConditionRow = {
         id: randomUUID(),
@@ -63,7 +64,7 @@ export class WaitConditionService {
         ),
       );
       publish(topics.waitCondition(values.id));
-      return values;
+      return { row: values, stack };
     });
     return waitConditionView(this.transport, row, stack, []);
   }
@@ -101,9 +102,9 @@ export class WaitConditionService {
 
   /** Deletes a wait condition; its URLs and token stop working at once. */
   async delete(projectId: string, stackRef: string, name: string): Promise<void> {
-    const stack = await this.stacks.resolve(projectId, stackRef);
-    const row = await this.rowByName(stack, name);
     await this.store.write(async ({ trx, event, publish }) => {
+      const stack = await this.stacks.resolve(projectId, stackRef, trx);
+      const row = await this.rowByName(stack, name, trx);
       await trx.deleteFrom('wait_condition_signals').where('wait_condition_id', '=', row.id).execute();
       await trx.deleteFrom('resource_credentials').where('access_key_id', '=', row.access_key_id).execute();
       await trx.deleteFrom('wait_conditions').where('id', '=', row.id).execute();
@@ -114,10 +115,10 @@ export class WaitConditionService {
 
   /** Extends the deadline (beyond Heat): by `extend` seconds from now, default the condition's timeout. */
   async heartbeat(projectId: string, stackRef: string, name: string, body: WaitConditionHeartbeat): Promise<WaitCondition> {
-    const stack = await this.stacks.resolve(projectId, stackRef);
-    const found = await this.rowByName(stack, name);
-    const row = await this.store.write(async ({ trx, now, event, publish }) => {
-      const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', found.id).executeTakeFirstOrThrow();
+    const { row, stack } = await this.store.write(async ({ trx, now, event, publish }) => {
+      // In the transaction: a condition (or stack) deleted meanwhile is a coded 404.
+      const stack = await this.stacks.resolve(projectId, stackRef, trx);
+      const current = await this.rowByName(stack, name, trx);
       if (current.status !== 'IN_PROGRESS') throw new HearthError('ERR_WAIT_CONDITION_DONE', { name, status: current.status });
       const extended = new Date(Date.parse(now) + (body.extend ?? current.timeout_s) * 1000).toISOString();
       const next = {
@@ -139,7 +140,7 @@ export class WaitConditionService {
         ),
       );
       publish(topics.waitCondition(current.id));
-      return next;
+      return { row: next, stack };
     });
     return waitConditionView(this.transport, row, stack, await this.signalsOf(row.id));
   }
@@ -215,8 +216,13 @@ export class WaitConditionService {
     );
   }
 
-  private async rowByName(stack: StackRow, name: string): Promise<WaitConditionRow> {
-    const row = await this.store.reader
+  /** The stack's condition of that name, read through `db` (default the reader), or ERR_WAIT_CONDITION_NOT_FOUND. */
+  private async rowByName(
+    stack: StackRow,
+    name: string,
+    db: Pick<Store['reader'], 'selectFrom'> = this.store.reader,
+  ): Promise<WaitConditionRow> {
+    const row = await db
       .selectFrom('wait_conditions')
       .selectAll()
       .where('stack_id', '=', stack.id)

@@ -20,9 +20,10 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       software_deployment: await services.deployments.create(request.params.project_id, request.body),
     }),
   );
-  app.get('/software_deployments', { schema: { tags, params: Params, querystring: DeploymentListQuery } }, async (request) => ({
-    software_deployments: await services.deployments.list(request.params.project_id, request.query.server_id, request.query.limit),
-  }));
+  app.get('/software_deployments', { schema: { tags, params: Params, querystring: DeploymentListQuery } }, async (request) => {
+    const { server_id: serverId, limit, marker } = request.query;
+    return { software_deployments: await services.deployments.list(request.params.project_id, serverId, limit, marker) };
+  });
   app.get(
     '/software_deployments/metadata/:server_id',
     { config: { agentAllowed: true }, schema: { tags, params: Type.Object({ project_id: ProjectId, server_id: ServerId }) } },
