@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { buildApp } from './app.ts';
 import { redactUrl } from './log-redaction.ts';
-import { ADMIN, testStore } from './test-support.ts';
+import { ADMIN, testApp } from './test-support.ts';
 
 test('redactUrl hides the secret query parameters and leaves the rest as it was', () => {
   assert.equal(
@@ -46,18 +45,10 @@ test('redactUrl never throws: a name that does not decode is hidden, and so is o
 });
 
 test("the request log shows no wait-condition signature even when the URL spells the parameter's name percent-encoded", async () => {
-  const store = await testStore();
   const lines: string[] = [];
   const stream = new PassThrough();
   stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  const app = await buildApp({
-    dataDir: store.dataDir,
-    databaseUrl: store.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
-    logger: { level: 'info', stream },
-  });
+  const { app, done } = await testApp({ logger: { level: 'info', stream } });
   try {
     await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
     const created = await app.inject({
@@ -87,7 +78,6 @@ test("the request log shows no wait-condition signature even when the URL spells
     }
     assert.match(logged[0]!, /Signatur%65=\*\*\*/);
   } finally {
-    await app.close();
-    await store.remove();
+    await done();
   }
 });
