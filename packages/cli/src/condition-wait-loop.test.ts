@@ -81,7 +81,7 @@ test('returns TIMEOUT when its own timeout passes, asking only for the time left
   const deps = fakeDeps([condition('IN_PROGRESS', 1)], 60_000);
   const result = await waitForCondition({ stack: 'web', name: 'ready', timeoutSeconds: 45 }, deps);
   assert.equal(result.outcome, 'TIMEOUT');
-  assert.equal(result.waitCondition.received, 1);
+  assert.equal(result.waitCondition?.received, 1);
   assert.deepEqual(
     deps.requests.map((r) => [r.etag, r.wait]),
     [
@@ -106,4 +106,47 @@ test('does not poll tightly when the server answers long-polls at once', async (
   const result = await waitForCondition({ stack: 'web', name: 'ready', timeoutSeconds: 5 }, deps);
   assert.equal(result.outcome, 'TIMEOUT');
   assert.ok(deps.requests.length <= 6, `${deps.requests.length} calls in 5 s`);
+});
+
+test('each poll gets only the time left; a server that never answers ends the wait at our own timeout', async () => {
+  const deps = fakeDeps([condition('IN_PROGRESS', 0)], 0);
+  const budgets: number[] = [];
+  deps.signalAfter = (ms) => {
+    budgets.push(ms);
+    return AbortSignal.abort();
+  };
+  const result = await waitForCondition(
+    { stack: 'web', name: 'ready', timeoutSeconds: 3 },
+    {
+      ...deps,
+      client: {
+        pollWaitCondition: async (_stack, _name, request = {}) => {
+          deps.clock.t += 3000;
+          throw request.signal?.aborted === true ? request.signal.reason : new Error('no signal given');
+        },
+      },
+    },
+  );
+  assert.deepEqual(result, { outcome: 'TIMEOUT', waitCondition: undefined, elapsedMs: 3000 });
+  assert.deepEqual(budgets, [3000]);
+});
+
+test('without a timeout no poll is cut short', async () => {
+  const deps = fakeDeps([condition('IN_PROGRESS', 0), condition('COMPLETE', 1)], 1000);
+  const signals: Array<AbortSignal | undefined> = [];
+  const poll = deps.client.pollWaitCondition;
+  const result = await waitForCondition(
+    { stack: 'web', name: 'ready' },
+    {
+      ...deps,
+      client: {
+        pollWaitCondition: (stack, name, request) => {
+          signals.push(request?.signal);
+          return poll(stack, name, request);
+        },
+      },
+    },
+  );
+  assert.equal(result.outcome, 'COMPLETE');
+  assert.deepEqual(signals, [undefined, undefined]);
 });

@@ -1,12 +1,13 @@
 import type { HearthClient } from '@hearth/client';
 import type { WaitCondition } from '@hearth/protocol';
+import { beforeDeadline, DEADLINE_PASSED } from './deadline.ts';
 import { MAX_POLL_SECONDS, MIN_POLL_GAP_MS, outcomeOf, type WaitOutcome } from './wait-loop.ts';
 
 /** Result of waitForCondition: the same fields however it ended. */
 export interface ConditionWaitResult {
   outcome: WaitOutcome;
-  /** The wait condition as last seen. */
-  waitCondition: WaitCondition;
+  /** The wait condition as last seen; undefined when our own timeout passed before the server answered at all. */
+  waitCondition: WaitCondition | undefined;
   /** Time waited, in ms. */
   elapsedMs: number;
 }
@@ -16,6 +17,8 @@ export interface ConditionWaitDeps {
   client: Pick<HearthClient, 'pollWaitCondition'>;
   now(): number;
   sleep(ms: number): Promise<void>;
+  /** A signal that aborts after `ms`, ending a call at our own timeout. Default AbortSignal.timeout. */
+  signalAfter?: ((ms: number) => AbortSignal) | undefined;
   /** Called with each new state of the condition seen (not for "not modified" answers). Default: none. */
   onUpdate?: ((waitCondition: WaitCondition) => void) | undefined;
 }
@@ -30,27 +33,33 @@ export interface ConditionWaitTarget {
 
 /**
  * Waits until a wait condition leaves IN_PROGRESS or our own timeout passes, long-polling the
- * server with the last ETag (GET ?wait=N, If-None-Match), so each signal is seen as it lands.
+ * server with the last ETag (GET ?wait=N, If-None-Match), so each signal is seen as it lands. Each
+ * call gets only the time left: a server that does not answer ends the wait at our own timeout.
  */
 export async function waitForCondition(target: ConditionWaitTarget, deps: ConditionWaitDeps): Promise<ConditionWaitResult> {
   const { stack, name, timeoutSeconds } = target;
   const started = deps.now();
   const deadline = timeoutSeconds === undefined ? Number.POSITIVE_INFINITY : started + timeoutSeconds * 1000;
-  const first = await deps.client.pollWaitCondition(stack, name);
+  const ended = (outcome: WaitOutcome, waitCondition: WaitCondition | undefined): ConditionWaitResult => ({
+    outcome,
+    waitCondition,
+    elapsedMs: deps.now() - started,
+  });
+  const first = await beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { signal }));
+  if (first === DEADLINE_PASSED) return ended('TIMEOUT', undefined);
   if (!first.modified) throw new Error(`the server answered "not modified" to a GET of wait condition ${name} without If-None-Match`);
   let waitCondition = first.waitCondition;
   let etag = first.etag;
   deps.onUpdate?.(waitCondition);
   for (;;) {
     const outcome = outcomeOf(waitCondition.status);
-    if (outcome !== undefined) return { outcome, waitCondition, elapsedMs: deps.now() - started };
+    if (outcome !== undefined) return ended(outcome, waitCondition);
     const remainingMs = deadline - deps.now();
-    if (remainingMs <= 0) return { outcome: 'TIMEOUT', waitCondition, elapsedMs: deps.now() - started };
+    if (remainingMs <= 0) return ended('TIMEOUT', waitCondition);
     const asked = deps.now();
-    const poll = await deps.client.pollWaitCondition(stack, name, {
-      etag,
-      wait: Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000)),
-    });
+    const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
+    const poll = await beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal }));
+    if (poll === DEADLINE_PASSED) return ended('TIMEOUT', waitCondition);
     etag = poll.etag;
     if (poll.modified) {
       waitCondition = poll.waitCondition;

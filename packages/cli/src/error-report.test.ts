@@ -72,3 +72,25 @@ test('stack and wait-condition codes point at the command that helps', () => {
   assert.match(hintFor('ERR_WAIT_CONDITION_NOT_FOUND', context) ?? '', /hearth waitcondition list --stack/);
   assert.match(hintFor('ERR_WAIT_CONDITION_DONE', context) ?? '', /new wait condition/);
 });
+
+test('ERR_AUTH_FORBIDDEN points at the credential the command needs', () => {
+  const forbidden = (credential: 'operator' | 'agent' | undefined): string[] =>
+    describeError(
+      new HearthApiError({ ...target, credential, status: 403, code: 'ERR_AUTH_FORBIDDEN', message: 'Not with this credential.' }),
+      context,
+    ).lines;
+  const agent = forbidden('agent');
+  assert.match(agent[1] ?? '', /hint: this command sends a server's agent credential token .*hearth server create.*not the admin token/);
+  assert.doesNotMatch(agent[1] ?? '', /use the admin token/);
+  assert.match(forbidden('operator')[1] ?? '', /hint: use the admin token \(HEARTH_TOKEN\), not an agent credential/);
+  assert.match(forbidden(undefined)[1] ?? '', /use the admin token/);
+  assert.match(hintFor('ERR_AUTH_INVALID', { ...context, credential: 'agent' }) ?? '', /agent credential token/);
+  assert.match(hintFor('ERR_AUTH_INVALID', context) ?? '', /admin-token/);
+});
+
+test('a server that accepts but does not answer gets a hint about its health, not about starting it', () => {
+  const hint = hintFor('ERR_TIMEOUT', context) ?? '';
+  assert.match(hint, /http:\/\/127\.0\.0\.1:8000 accepted the connection but did not answer/);
+  assert.doesNotMatch(hint, /^start hearth-server/);
+  assert.match(hintFor('ERR_CONNECTION', context) ?? '', /^start hearth-server/);
+});

@@ -9,22 +9,30 @@ export interface ErrorReport {
   lines: string[];
 }
 
-/** Facts the hints need: the URL in use. */
+/** Facts the hints need: the URL in use, and which credential the failed call carried. */
 export interface ReportContext {
   url: string;
+  /** The credential the failed call carried: 'agent' for a server's (`metrics put`). Default: the admin token. */
+  credential?: 'operator' | 'agent' | undefined;
 }
+
+/** Where a server's agent credential comes from. */
+const AGENT_TOKEN = "a server's agent credential token (access_key:secret, printed once by `hearth server create`)";
 
 /** What to try for a catalogue code, if `hearth` knows something more useful than the server's message. */
 export function hintFor(code: string, context: ReportContext): string | undefined {
   switch (code) {
     case 'ERR_AUTH_MISSING':
     case 'ERR_AUTH_INVALID':
+      if (context.credential === 'agent') return `this command sends ${AGENT_TOKEN}: pass it with --token or HEARTH_TOKEN`;
       return 'set HEARTH_TOKEN to the admin token (see <data-dir>/admin-token on the hearth-server host), or pass --token';
     case 'ERR_AUTH_FORBIDDEN':
+      if (context.credential === 'agent') return `this command sends ${AGENT_TOKEN}, not the admin token: pass it with --token`;
       return 'use the admin token (HEARTH_TOKEN), not an agent credential';
     case 'ERR_CONNECTION':
-    case 'ERR_TIMEOUT':
       return `start hearth-server, or set HEARTH_URL (or --url; now ${context.url}) to the address it listens on`;
+    case 'ERR_TIMEOUT':
+      return `something at ${context.url} accepted the connection but did not answer: check hearth-server's health and logs, or that HEARTH_URL (or --url) points at it`;
     case 'ERR_PROJECT_NOT_FOUND':
       return 'check HEARTH_PROJECT (or --project)';
     case 'ERR_SERVER_NOT_FOUND':
@@ -72,7 +80,8 @@ export function describeError(error: unknown, context: ReportContext): ErrorRepo
   }
   if (error instanceof HearthApiError) {
     const status = error.status > 0 ? `HTTP ${error.status}, ` : '';
-    return { exitCode: EXIT.FAILED, lines: lines(error.message, `${status}${error.code}`, hintFor(error.code, context)) };
+    const hint = hintFor(error.code, { ...context, credential: error.credential });
+    return { exitCode: EXIT.FAILED, lines: lines(error.message, `${status}${error.code}`, hint) };
   }
   if (error instanceof CommanderError) {
     // commander has printed its own message through the output configured in program.ts.

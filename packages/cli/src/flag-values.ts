@@ -1,6 +1,6 @@
 import type { ParameterType } from '@hearth/protocol';
 import { usageError } from './errors.ts';
-import { MAX_DEPLOYMENT_TIMEOUT, PARAMETER_TYPES } from './protocol-values.ts';
+import { MAX_DEPLOYMENT_TIMEOUT, PARAMETER_TYPES, UUID_PATTERN } from './protocol-values.ts';
 
 /** Commander argument collector for repeatable flags: appends each value. */
 export function collect(value: string, previous: string[] | undefined): string[] {
@@ -114,4 +114,16 @@ export function parseLimit(text: string, flag: string): number {
     throw usageError(`${flag} ${JSON.stringify(text)} is not a whole number from 1 to 1000`);
   }
   return value;
+}
+
+/**
+ * Checks a config or deployment id before any request is made: these ids are UUIDs. Throws a usage
+ * error naming the value (and `flag`, when the id came from one) and the command that lists the ids.
+ */
+export function parseId(text: string, kind: 'config' | 'deployment', flag?: string): string {
+  if (UUID_PATTERN.test(text)) return text;
+  throw usageError(
+    `${flag === undefined ? '' : `${flag} `}${JSON.stringify(text)} is not a valid ${kind} id: ${kind} ids are UUIDs (8-4-4-4-12 hex digits)`,
+    `see the ${kind}s and their ids with \`hearth ${kind} list\``,
+  );
 }

@@ -57,3 +57,15 @@ test('requireToken explains how to give the admin token', () => {
   );
   assert.equal(requireToken({ ...options, token: 't' }), 't');
 });
+
+test('a token that cannot be sent in a header is a usage error naming where it came from, not its value', () => {
+  assert.deepEqual(resolveGlobalOptions({ token: 't\nx' }, {}).errors, [
+    '--token has a line feed at character 2; a token is printable ASCII without spaces',
+  ]);
+  assert.match(resolveGlobalOptions({}, { HEARTH_TOKEN: 'sec ret' }).errors[0] ?? '', /^HEARTH_TOKEN has a space at character 4/);
+  assert.deepEqual(resolveGlobalOptions({}, { HEARTH_TOKEN: ' AK:secret\n' }).errors, [], 'surrounding blanks are trimmed');
+  assert.throws(
+    () => globalOptionsOrThrow({ token: 'secret\ttoken' }, {}),
+    (error: unknown) => error instanceof ExitError && error.exitCode === 64 && !error.message.includes('secret'),
+  );
+});

@@ -1,3 +1,4 @@
+import { tokenProblem } from '@hearth/client';
 import { EXIT, ExitError, usageError } from './errors.ts';
 import { PROJECT_ID_PATTERN } from './protocol-values.ts';
 
@@ -65,6 +66,8 @@ export function resolveGlobalOptions(flags: GlobalFlags, env: Readonly<Record<st
   if (parsed && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     errors.push(`${urlName} ${JSON.stringify(url)} must start with http:// or https://`);
   }
+  const badToken = token === undefined ? undefined : tokenProblem(token);
+  if (badToken !== undefined) errors.push(`${tokenSource === 'flag' ? '--token' : 'HEARTH_TOKEN'} ${badToken}`);
   if (!PROJECT_ID_PATTERN.test(project)) {
     const projectName = projectSource === 'flag' ? '--project' : 'HEARTH_PROJECT';
     errors.push(`${projectName} ${JSON.stringify(project)} is not a project id: use 1-64 letters, digits, '_', '.' or '-'`);

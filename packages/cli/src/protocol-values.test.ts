@@ -13,6 +13,7 @@ import {
   PROJECT_ID_PATTERN,
   RESOURCE_NAME_PATTERN,
   STACK_NAME_PATTERN,
+  UUID_PATTERN,
 } from './protocol-values.ts';
 
 /** The constraints of a string schema, read from the JSON Schema object it is at run time. */
@@ -85,4 +86,20 @@ test('RESOURCE_NAME_PATTERN accepts what the ResourceName schema accepts', () =>
     'x'.repeat(255),
     'x'.repeat(256),
   ]);
+});
+
+test('UUID_PATTERN accepts what the Uuid schema accepts', () => {
+  const schema = new RegExp((protocol.Uuid as unknown as StringSchema).pattern);
+  for (const text of [
+    '0d1f2e3c-4b5a-4978-8a6b-5c4d3e2f1a0b',
+    'D1D1D1D1-0000-4000-8000-000000000001',
+    'nope',
+    '',
+    '0d1f2e3c4b5a49788a6b5c4d3e2f1a0b',
+    '0d1f2e3c-4b5a-4978-8a6b-5c4d3e2f1a0',
+    '0d1f2e3c-4b5a-4978-8a6b-5c4d3e2f1a0bc',
+    'g d1f2e3c-4b5a-4978-8a6b-5c4d3e2f1a0b',
+  ]) {
+    assert.equal(UUID_PATTERN.test(text), schema.test(text), JSON.stringify(text));
+  }
 });

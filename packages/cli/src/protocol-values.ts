@@ -13,6 +13,9 @@ export const DEPLOYMENT_ACTIONS: readonly DeploymentAction[] = ['CREATE', 'UPDAT
 /** Largest deployment timeout accepted, in seconds (protocol MAX_DEPLOYMENT_TIMEOUT). */
 export const MAX_DEPLOYMENT_TIMEOUT = 7 * 24 * 3600;
 
+/** Pattern of a config or deployment id (protocol Uuid: canonical 8-4-4-4-12 hex form). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 /** Pattern of a project id (protocol ProjectId: 1-64 characters). */
 export const PROJECT_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 

@@ -1,11 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SoftwareConfigCreate, SoftwareDeployment } from '@hearth/protocol';
+import { HearthApiError } from '@hearth/client';
 import { runFake } from './test-support.ts';
+
+/** Ids in the UUID form the server gives configs and deployments. */
+const D1 = 'd1d1d1d1-0000-4000-8000-000000000001';
+const C1 = 'c1c1c1c1-0000-4000-8000-000000000001';
 
 /** A deployment with only the fields the commands under test read (hence the cast). */
 const deployment = (status: string): SoftwareDeployment =>
-  ({ id: 'd1', status, status_reason: `${status} reason`, output_values: { out: 'v', n: 1 } }) as unknown as SoftwareDeployment;
+  ({ id: D1, status, status_reason: `${status} reason`, output_values: { out: 'v', n: 1 } }) as unknown as SoftwareDeployment;
 
 test('--help exits 0 and lists every command group', async () => {
   const result = await runFake(['--help']);
@@ -19,9 +24,9 @@ test('bad flags exit 64 with a hearth: message and no client call', async () => 
     ['config', 'create', 'c1', '--config', 'x'],
     ['deployment', 'create', '--config', 'c'],
     ['server', 'show'],
-    ['deployment', 'wait', 'd1', '--timeout', 'soon'],
+    ['deployment', 'wait', D1, '--timeout', 'soon'],
     ['config', 'create', 'c1', '--group', 'script'],
-    ['deployment', 'update', 'd1'],
+    ['deployment', 'update', D1],
     ['nonsense'],
   ]) {
     const result = await runFake(argv);
@@ -129,7 +134,7 @@ test('deployment create maps flags to the request body', async () => {
       'deployment',
       'create',
       '--config',
-      'c1',
+      C1,
       '--server',
       's1',
       '--input',
@@ -149,7 +154,7 @@ test('deployment create maps flags to the request body', async () => {
   );
   assert.equal(result.code, 0, result.stderr);
   assert.deepEqual(result.calls[0]?.[1][0], {
-    config_id: 'c1',
+    config_id: C1,
     server_id: 's1',
     input_values: { a: '1', b: true },
     action: 'UPDATE',
@@ -160,26 +165,26 @@ test('deployment create maps flags to the request body', async () => {
 });
 
 test('deployment update merges new inputs over the current ones', async () => {
-  const result = await runFake(['deployment', 'update', 'd1', '--input', 'b=2'], {
+  const result = await runFake(['deployment', 'update', D1, '--input', 'b=2'], {
     getDeployment: async () => ({ ...deployment('COMPLETE'), input_values: { a: '1', b: '1' } }),
     updateDeployment: async () => deployment('IN_PROGRESS'),
   });
   assert.equal(result.code, 0, result.stderr);
-  assert.deepEqual(result.calls[1], ['updateDeployment', ['d1', { input_values: { a: '1', b: '2' } }]]);
+  assert.deepEqual(result.calls[1], ['updateDeployment', [D1, { input_values: { a: '1', b: '2' } }]]);
 });
 
 test('deployment wait exits 0 on COMPLETE, 1 on FAILED, with the final JSON alone on stdout', async () => {
-  const complete = await runFake(['deployment', 'wait', 'd1', '--json'], { getDeployment: async () => deployment('COMPLETE') });
+  const complete = await runFake(['deployment', 'wait', D1, '--json'], { getDeployment: async () => deployment('COMPLETE') });
   assert.equal(complete.code, 0);
   assert.equal(JSON.parse(complete.stdout).software_deployment.status, 'COMPLETE');
-  assert.match(complete.stderr, /^deployment d1: COMPLETE after 0 s\n$/);
-  const failed = await runFake(['deployment', 'wait', 'd1'], { getDeployment: async () => deployment('FAILED') });
+  assert.match(complete.stderr, /^deployment d1d1d1d1: COMPLETE after 0 s\n$/);
+  const failed = await runFake(['deployment', 'wait', D1], { getDeployment: async () => deployment('FAILED') });
   assert.equal(failed.code, 1);
-  assert.match(failed.stderr, /hearth: deployment d1 FAILED: FAILED reason/);
+  assert.match(failed.stderr, /hearth: deployment d1d1d1d1-0000-4000-8000-000000000001 FAILED: FAILED reason/);
 });
 
 test('deployment wait exits 2 when its own --timeout passes', async () => {
-  const result = await runFake(['deployment', 'wait', 'd1', '--timeout', '1'], {
+  const result = await runFake(['deployment', 'wait', D1, '--timeout', '1'], {
     getDeployment: async () => deployment('IN_PROGRESS'),
     waitDeployment: async () => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -187,17 +192,85 @@ test('deployment wait exits 2 when its own --timeout passes', async () => {
     },
   });
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /deployment d1: IN_PROGRESS, 0 s elapsed/);
-  assert.match(result.stderr, /hearth: deployment d1 is still IN_PROGRESS after 1 s \(--timeout\)/);
+  assert.match(result.stderr, /deployment d1d1d1d1: IN_PROGRESS, 0 s elapsed/);
+  assert.match(result.stderr, /hearth: deployment d1d1d1d1-0000-4000-8000-000000000001 is still IN_PROGRESS after 1 s \(--timeout\)/);
 });
 
 test('deployment output prints one value raw, all as JSON, and fails on an unknown name', async () => {
   const methods = { getDeployment: async () => deployment('COMPLETE') };
-  assert.equal((await runFake(['deployment', 'output', 'd1', 'out'], methods)).stdout, 'v\n');
-  assert.equal((await runFake(['deployment', 'output', 'd1', 'n'], methods)).stdout, '1\n');
-  assert.deepEqual(JSON.parse((await runFake(['deployment', 'output', 'd1'], methods)).stdout), { out: 'v', n: 1 });
-  assert.equal((await runFake(['deployment', 'output', 'd1', 'out', '--json'], methods)).stdout, '"v"\n');
-  const unknown = await runFake(['deployment', 'output', 'd1', 'zz'], methods);
+  assert.equal((await runFake(['deployment', 'output', D1, 'out'], methods)).stdout, 'v\n');
+  assert.equal((await runFake(['deployment', 'output', D1, 'n'], methods)).stdout, '1\n');
+  assert.deepEqual(JSON.parse((await runFake(['deployment', 'output', D1], methods)).stdout), { out: 'v', n: 1 });
+  assert.equal((await runFake(['deployment', 'output', D1, 'out', '--json'], methods)).stdout, '"v"\n');
+  const unknown = await runFake(['deployment', 'output', D1, 'zz'], methods);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /has no output "zz" \(ERR_OUTPUT_NOT_FOUND\)\nhearth: hint: its outputs are: out, n/);
+});
+
+test('a malformed config or deployment id is a usage error, before any request, saying how to find ids', async () => {
+  const cases: Array<[string[], string]> = [
+    [['config', 'show', 'nope'], 'config'],
+    [['config', 'delete', 'nope'], 'config'],
+    [['deployment', 'show', 'nope'], 'deployment'],
+    [['deployment', 'update', 'nope', '--action', 'update'], 'deployment'],
+    [['deployment', 'delete', 'nope'], 'deployment'],
+    [['deployment', 'output', 'nope'], 'deployment'],
+    [['deployment', 'wait', 'nope'], 'deployment'],
+    [['deployment', 'timeline', 'nope'], 'deployment'],
+  ];
+  for (const [argv, kind] of cases) {
+    const result = await runFake(argv);
+    assert.equal(result.code, 64, `${argv.join(' ')}: ${result.stderr}`);
+    assert.equal(
+      result.stderr,
+      `hearth: "nope" is not a valid ${kind} id: ${kind} ids are UUIDs (8-4-4-4-12 hex digits) (ERR_USAGE)\n` +
+        `hearth: hint: see the ${kind}s and their ids with \`hearth ${kind} list\`\n`,
+      argv.join(' '),
+    );
+    assert.deepEqual(result.calls, [], argv.join(' '));
+  }
+  const create = await runFake(['deployment', 'create', '--config', 'nope', '--server', 's1']);
+  assert.equal(create.code, 64);
+  assert.match(create.stderr, /^hearth: --config "nope" is not a valid config id/);
+  assert.deepEqual(create.calls, []);
+});
+
+test('a token that cannot be sent in a header is a usage error, not "cannot reach hearth-server"', async () => {
+  for (const [argv, env, name] of [
+    [['stack', 'list', '--token', 't\nx'], {}, '--token'],
+    [['stack', 'list'], { HEARTH_TOKEN: 'ad\rmin' }, 'HEARTH_TOKEN'],
+  ] as const) {
+    const result = await runFake([...argv], { listStacks: async () => [] }, { ...env });
+    assert.equal(result.code, 64, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(`^hearth: ${name} has a (line feed|carriage return) at character \\d; a token is printable ASCII`),
+    );
+    assert.deepEqual(result.clientOptions, [], 'no client, no request');
+  }
+});
+
+test('events --follow --limit is a usage error', async () => {
+  const result = await runFake(['events', '--follow', '--limit', '5'], { streamEvents: () => [] });
+  assert.equal(result.code, 64);
+  assert.match(result.stderr, /^hearth: --limit does not go with --follow/);
+  assert.deepEqual(result.calls, []);
+});
+
+test('metrics put refused for the admin token hints at the agent credential it needs', async () => {
+  const result = await runFake(['metrics', 'put', 'CPU', '5'], {
+    putMetrics: async () => {
+      throw new HearthApiError({
+        method: 'POST',
+        url: 'http://127.0.0.1:8000/v1/guest/metrics',
+        credential: 'agent',
+        status: 403,
+        code: 'ERR_AUTH_FORBIDDEN',
+        message: "metrics are sent with a server's agent credential, not the operator token",
+      });
+    },
+  });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /hearth: hint: this command sends a server's agent credential token/);
+  assert.doesNotMatch(result.stderr, /use the admin token/);
 });

@@ -68,3 +68,79 @@ test('does not poll tightly when the server answers long-polls at once', async (
   assert.equal(result.outcome, 'TIMEOUT');
   assert.ok(deps.waits.length <= 5, `${deps.waits.length} calls in 5 s`);
 });
+
+/** A signalAfter that records each budget and hands out signals the test aborts. */
+function recordingSignals(): { budgets: number[]; controllers: AbortController[]; signalAfter: (ms: number) => AbortSignal } {
+  const budgets: number[] = [];
+  const controllers: AbortController[] = [];
+  return {
+    budgets,
+    controllers,
+    signalAfter: (ms) => {
+      budgets.push(ms);
+      const controller = new AbortController();
+      controllers.push(controller);
+      return controller.signal;
+    },
+  };
+}
+
+/** A call that never answers: it advances the fake clock to the deadline, then ends when its signal aborts. */
+function hangUntilAborted(clock: { t: number }, signals: ReturnType<typeof recordingSignals>, signal: AbortSignal | undefined) {
+  return new Promise<never>((_resolve, reject) => {
+    assert.ok(signal, 'each call within a wait gets a signal');
+    signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    clock.t += signals.budgets.at(-1) ?? 0;
+    signals.controllers.at(-1)?.abort();
+  });
+}
+
+test('each call gets only the time left; a server that never answers ends the wait at the deadline', async () => {
+  const deps = fakeDeps(['IN_PROGRESS'], 10_000);
+  const signals = recordingSignals();
+  deps.signalAfter = signals.signalAfter;
+  const neverAnswered = await waitForDeployment('d1', 3, {
+    ...deps,
+    client: { ...deps.client, getDeployment: async (_id, options) => hangUntilAborted(deps.clock, signals, options?.signal) },
+  });
+  assert.deepEqual(neverAnswered, { outcome: 'TIMEOUT', deployment: undefined, elapsedMs: 3000 });
+  assert.deepEqual(signals.budgets, [3000]);
+
+  deps.clock.t = 0;
+  signals.budgets.length = 0;
+  const heldTooLong = await waitForDeployment('d1', 45, {
+    ...deps,
+    client: {
+      getDeployment: async () => deployment('IN_PROGRESS'),
+      waitDeployment: async (_id, wait, options) => {
+        deps.waits.push(wait);
+        if (wait === 30) {
+          deps.clock.t += 30_000;
+          return deployment('IN_PROGRESS');
+        }
+        return hangUntilAborted(deps.clock, signals, options?.signal);
+      },
+    },
+  });
+  assert.equal(heldTooLong.outcome, 'TIMEOUT');
+  assert.equal(heldTooLong.deployment?.status, 'IN_PROGRESS');
+  assert.equal(heldTooLong.elapsedMs, 45_000);
+  assert.deepEqual(signals.budgets, [45_000, 45_000, 15_000]);
+});
+
+test('a failure that is not the deadline is passed on', async () => {
+  const deps = fakeDeps(['IN_PROGRESS'], 0);
+  const refused = new Error('connection refused');
+  await assert.rejects(
+    waitForDeployment('d1', 30, {
+      ...deps,
+      client: {
+        ...deps.client,
+        getDeployment: async () => {
+          throw refused;
+        },
+      },
+    }),
+    (error: unknown) => error === refused,
+  );
+});

@@ -1,5 +1,6 @@
 import type { HearthClient } from '@hearth/client';
 import type { SoftwareDeployment } from '@hearth/protocol';
+import { beforeDeadline, DEADLINE_PASSED } from './deadline.ts';
 
 /** How a wait ended: the deployment's final status, or our own deadline. */
 export type WaitOutcome = 'COMPLETE' | 'FAILED' | 'TIMEOUT';
@@ -7,8 +8,8 @@ export type WaitOutcome = 'COMPLETE' | 'FAILED' | 'TIMEOUT';
 /** Result of waitForDeployment: the same fields however it ended. */
 export interface WaitResult {
   outcome: WaitOutcome;
-  /** The deployment as last seen. */
-  deployment: SoftwareDeployment;
+  /** The deployment as last seen; undefined when the deadline passed before the server answered at all. */
+  deployment: SoftwareDeployment | undefined;
   /** Time waited, in ms. */
   elapsedMs: number;
 }
@@ -18,6 +19,8 @@ export interface WaitDeps {
   client: Pick<HearthClient, 'getDeployment' | 'waitDeployment'>;
   now(): number;
   sleep(ms: number): Promise<void>;
+  /** A signal that aborts after `ms`, ending a call at the wait's deadline. Default AbortSignal.timeout. */
+  signalAfter?: ((ms: number) => AbortSignal) | undefined;
   /** Called with each state of the deployment seen. Default: none. */
   onUpdate?: ((deployment: SoftwareDeployment) => void) | undefined;
 }
@@ -35,20 +38,31 @@ export function outcomeOf(status: string): WaitOutcome | undefined {
 
 /**
  * Waits until a deployment leaves IN_PROGRESS or `timeoutSeconds` pass, long-polling the server
- * (GET ?wait=N) instead of polling tightly.
+ * (GET ?wait=N) instead of polling tightly. Each call gets only the time left: a server that does
+ * not answer ends the wait at its deadline, not a client timeout later.
  */
 export async function waitForDeployment(id: string, timeoutSeconds: number, deps: WaitDeps): Promise<WaitResult> {
   const started = deps.now();
   const deadline = started + timeoutSeconds * 1000;
-  let deployment = await deps.client.getDeployment(id);
+  const ended = (outcome: WaitOutcome, deployment: SoftwareDeployment | undefined): WaitResult => ({
+    outcome,
+    deployment,
+    elapsedMs: deps.now() - started,
+  });
+  const first = await beforeDeadline(deadline, deps, (signal) => deps.client.getDeployment(id, { signal }));
+  if (first === DEADLINE_PASSED) return ended('TIMEOUT', undefined);
+  let deployment = first;
   deps.onUpdate?.(deployment);
   for (;;) {
     const outcome = outcomeOf(deployment.status);
-    if (outcome !== undefined) return { outcome, deployment, elapsedMs: deps.now() - started };
+    if (outcome !== undefined) return ended(outcome, deployment);
     const remainingMs = deadline - deps.now();
-    if (remainingMs <= 0) return { outcome: 'TIMEOUT', deployment, elapsedMs: deps.now() - started };
+    if (remainingMs <= 0) return ended('TIMEOUT', deployment);
     const asked = deps.now();
-    deployment = await deps.client.waitDeployment(id, Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000)));
+    const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
+    const next = await beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal }));
+    if (next === DEADLINE_PASSED) return ended('TIMEOUT', deployment);
+    deployment = next;
     deps.onUpdate?.(deployment);
     const tookMs = deps.now() - asked;
     if (deployment.status === 'IN_PROGRESS' && tookMs < MIN_POLL_GAP_MS) {

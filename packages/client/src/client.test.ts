@@ -1,12 +1,28 @@
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import assert from 'node:assert/strict';
 import { createClient } from './client.ts';
 import { json, useStubServer } from './stub-server.ts';
 import { HearthApiError, HearthConnectionError } from './errors.ts';
 
 const stub = useStubServer();
+
+/** A listener on 127.0.0.1 that accepts connections and never answers (a hung server). */
+const silent = { url: '', sockets: new Set<Socket>() };
+const silentServer = createTcpServer((socket) => {
+  silent.sockets.add(socket);
+  socket.on('error', () => undefined);
+  socket.on('close', () => silent.sockets.delete(socket));
+});
+before(async () => {
+  await new Promise<void>((resolve) => silentServer.listen(0, '127.0.0.1', resolve));
+  silent.url = `http://127.0.0.1:${(silentServer.address() as AddressInfo).port}`;
+});
+after(async () => {
+  for (const socket of silent.sockets) socket.destroy();
+  await new Promise<void>((resolve) => silentServer.close(() => resolve()));
+});
 
 test('operator calls send X-Auth-Token to /v1/{project}/... and unwrap the envelope', async () => {
   stub.handler = (_req, res) => json(res, 200, { servers: [{ id: 's1' }] });
@@ -163,4 +179,40 @@ test('the event stream reconnects after the connection breaks before any event, 
   assert.equal(connections, 2);
   assert.equal(failures.length, 1);
   assert.ok(failures[0] instanceof HearthConnectionError, String(failures[0]));
+});
+
+test('a call given a signal ends when it aborts, retries included, rejecting with its reason', async () => {
+  const client = createClient({ url: silent.url, token: 'admin', timeoutMs: 2000, retry: 2 });
+  const started = Date.now();
+  const signal = AbortSignal.timeout(300);
+  const error = await client.getDeployment('d1', { signal }).catch((e: unknown) => e);
+  assert.equal(error, signal.reason);
+  const poll = await client.pollWaitCondition('web', 'ready', { wait: 5, signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+  assert.ok(poll instanceof DOMException && poll.name === 'TimeoutError', String(poll));
+  const waited = await client.waitDeployment('d1', 5, { signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+  assert.ok(waited instanceof DOMException && waited.name === 'TimeoutError', String(waited));
+  assert.ok(Date.now() - started < 1500, `${Date.now() - started} ms: the calls ended with their signals`);
+});
+
+test('a call that times out says how long each attempt waited and how many attempts were made', async () => {
+  const once = createClient({ url: silent.url, token: 'admin', timeoutMs: 200, retry: 0 });
+  const single = await once.listServers().catch((e: unknown) => e);
+  assert.ok(single instanceof HearthConnectionError);
+  assert.equal(single.code, 'ERR_TIMEOUT');
+  assert.match(single.message, /did not answer GET \S+\/v1\/default\/servers within 200 ms:/);
+  const retried = createClient({ url: silent.url, token: 'admin', timeoutMs: 200, retry: 1 });
+  const twice = await retried.listServers().catch((e: unknown) => e);
+  assert.ok(twice instanceof HearthConnectionError);
+  assert.match(twice.message, /within 200 ms on each of 2 attempts:/);
+});
+
+test('an API error records which credential the call carried', async () => {
+  stub.handler = (_req, res) => json(res, 403, { error: { code: 'ERR_AUTH_FORBIDDEN', message: 'no' } });
+  const client = createClient({ url: stub.url, token: 'admin' });
+  const agentCall = await client.putMetrics({ samples: [{ metric_name: 'CPU', value: 5 }] }).catch((e: unknown) => e);
+  assert.ok(agentCall instanceof HearthApiError);
+  assert.equal(agentCall.credential, 'agent');
+  const operatorCall = await client.listServers().catch((e: unknown) => e);
+  assert.ok(operatorCall instanceof HearthApiError);
+  assert.equal(operatorCall.credential, 'operator');
 });

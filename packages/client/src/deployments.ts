@@ -6,7 +6,7 @@ import type {
   TimelineEntry,
 } from '@hearth/protocol';
 import type { PageOptions } from './configs.ts';
-import type { Transport } from './http.ts';
+import type { CallOptions, Transport } from './http.ts';
 import { projectPath } from './paths.ts';
 import { callForField } from './reply.ts';
 
@@ -25,10 +25,10 @@ export interface DeploymentMethods {
   createDeployment(body: SoftwareDeploymentCreate): Promise<SoftwareDeployment>;
   /** Lists deployments, optionally of one server. */
   listDeployments(options?: DeploymentListOptions): Promise<SoftwareDeployment[]>;
-  /** Fetches one deployment. */
-  getDeployment(id: string): Promise<SoftwareDeployment>;
-  /** Fetches a deployment, letting the server hold the call up to `waitSeconds` (0..60) while it is IN_PROGRESS. */
-  waitDeployment(id: string, waitSeconds: number): Promise<SoftwareDeployment>;
+  /** Fetches one deployment; `options.signal` ends the call early. */
+  getDeployment(id: string, options?: CallOptions): Promise<SoftwareDeployment>;
+  /** Fetches a deployment, letting the server hold the call up to `waitSeconds` (0..60) while it is IN_PROGRESS; `options.signal` ends it early. */
+  waitDeployment(id: string, waitSeconds: number, options?: CallOptions): Promise<SoftwareDeployment>;
   /** Updates a deployment; only the keys given are applied. */
   updateDeployment(id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment>;
   /** Deletes a deployment. */
@@ -66,12 +66,13 @@ export function deploymentMethods(transport: Transport): DeploymentMethods {
         },
         'software_deployments',
       ),
-    getDeployment: (id) => callForField<SoftwareDeployment>(transport, { method: 'GET', path: path(id), auth: 'operator' }, key),
-    waitDeployment: async (id, waitSeconds) => {
+    getDeployment: (id, options = {}) =>
+      callForField<SoftwareDeployment>(transport, { method: 'GET', path: path(id), auth: 'operator', signal: options.signal }, key),
+    waitDeployment: async (id, waitSeconds, options = {}) => {
       const wait = checkWaitSeconds(waitSeconds);
       return callForField<SoftwareDeployment>(
         transport,
-        { method: 'GET', path: path(id), auth: 'operator', query: { wait }, extraTimeoutMs: wait * 1000 },
+        { method: 'GET', path: path(id), auth: 'operator', query: { wait }, extraTimeoutMs: wait * 1000, signal: options.signal },
         key,
       );
     },

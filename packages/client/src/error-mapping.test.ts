@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiErrorFromReply, connectionErrorFrom, isErrorBody } from './error-mapping.ts';
+import { apiErrorFromReply, connectionErrorFrom, formatDuration, isErrorBody } from './error-mapping.ts';
 import { HearthApiError, HearthConnectionError, isHearthClientError } from './errors.ts';
 
 const target = { method: 'GET', url: 'http://127.0.0.1:8000/v1/default/servers/x' };
@@ -49,5 +49,14 @@ test('a timed-out call becomes ERR_TIMEOUT', () => {
   const cause = Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
   const error = connectionErrorFrom(cause, { ...target, baseUrl: 'http://127.0.0.1:9', timeoutMs: 1000 });
   assert.equal(error.code, 'ERR_TIMEOUT');
-  assert.match(error.message, /1000 ms/);
+  assert.match(error.message, /within 1 s: check HEARTH_URL/);
+});
+
+test('a timeout after retries gives the time of each attempt and their number', () => {
+  const cause = Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
+  const error = connectionErrorFrom(cause, { ...target, baseUrl: 'http://127.0.0.1:9', timeoutMs: 30_000, attempts: 3 });
+  assert.match(error.message, /did not answer GET \S+ within 30 s on each of 3 attempts:/);
+  assert.equal(formatDuration(800), '800 ms');
+  assert.equal(formatDuration(2500), '2.5 s');
+  assert.equal(formatDuration(60_000), '60 s');
 });

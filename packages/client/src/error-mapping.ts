@@ -15,7 +15,7 @@ export function isErrorBody(value: unknown): value is ErrorBody {
 
 /** Builds the HearthApiError for a non-2xx reply from its status and raw body text. */
 export function apiErrorFromReply(reply: { status: number; bodyText: string } & RequestTarget): HearthApiError {
-  const { status, bodyText, method, url } = reply;
+  const { status, bodyText, method, url, credential } = reply;
   let parsed: unknown;
   try {
     parsed = JSON.parse(bodyText);
@@ -24,7 +24,7 @@ export function apiErrorFromReply(reply: { status: number; bodyText: string } & 
   }
   if (isErrorBody(parsed)) {
     const { code, message, details } = parsed.error;
-    return new HearthApiError({ status, code, message, details: details ?? {}, method, url });
+    return new HearthApiError({ status, code, message, details: details ?? {}, method, url, credential });
   }
   const excerpt = bodyText.trim().slice(0, 200);
   return new HearthApiError({
@@ -35,6 +35,7 @@ export function apiErrorFromReply(reply: { status: number; bodyText: string } & 
       `${excerpt ? ` (${JSON.stringify(excerpt)})` : ''}: check that HEARTH_URL points at hearth-server.`,
     method,
     url,
+    credential,
   });
 }
 
@@ -52,15 +53,30 @@ export function invalidBodyError(reply: { status: number; bodyText: string } & R
   });
 }
 
-/** Builds the HearthConnectionError for a call that got no HTTP reply (`causeCode` like ECONNREFUSED). */
-export function connectionErrorFrom(cause: unknown, target: RequestTarget & { baseUrl: string; timeoutMs: number }): HearthConnectionError {
+/** A duration for messages: `30 s`, `2.5 s`, or `800 ms` under a second. */
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * Builds the HearthConnectionError for a call that got no HTTP reply (`causeCode` like ECONNREFUSED).
+ * `timeoutMs` is the limit of each attempt and `attempts` how many were made (default 1), so that a
+ * timeout says how long the caller really waited.
+ */
+export function connectionErrorFrom(
+  cause: unknown,
+  target: RequestTarget & { baseUrl: string; timeoutMs: number; attempts?: number | undefined },
+): HearthConnectionError {
   const causeCode = errorCodeOf(cause) ?? 'EUNKNOWN';
   const { method, url, baseUrl, timeoutMs } = target;
+  const attempts = target.attempts ?? 1;
   if (TIMEOUT_CAUSES.has(causeCode)) {
+    const within =
+      attempts > 1 ? `within ${formatDuration(timeoutMs)} on each of ${attempts} attempts` : `within ${formatDuration(timeoutMs)}`;
     return new HearthConnectionError({
       code: 'ERR_TIMEOUT',
       causeCode,
-      message: `hearth-server at ${baseUrl} did not answer ${method} ${url} within ${timeoutMs} ms: check HEARTH_URL and the server's health.`,
+      message: `hearth-server at ${baseUrl} did not answer ${method} ${url} ${within}: check HEARTH_URL and the server's health.`,
       method,
       url,
       cause,

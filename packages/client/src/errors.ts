@@ -1,3 +1,5 @@
+import type { AuthKind } from './http.ts';
+
 /** Codes the client itself gives to failures that never got an answer from hearth-server. */
 export const CLIENT_ERROR_CODES = ['ERR_CONNECTION', 'ERR_TIMEOUT', 'ERR_RESPONSE_INVALID'] as const;
 /** One of the client's own codes. */
@@ -7,6 +9,8 @@ export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 export interface RequestTarget {
   method: string;
   url: string;
+  /** Which credential the call carried: the operator's admin token or a server's agent credential. Default: not known. */
+  credential?: AuthKind | undefined;
 }
 
 /** hearth-server answered a call with a non-2xx status and a coded error body. */
@@ -22,6 +26,8 @@ export class HearthApiError extends Error {
   readonly method: string;
   /** URL of the failed call. */
   readonly url: string;
+  /** Which credential the failed call carried (operator or agent); undefined when not known. */
+  readonly credential: AuthKind | undefined;
 
   constructor(init: { status: number; code: string; message: string; details?: Record<string, unknown> } & RequestTarget) {
     super(init.message);
@@ -30,6 +36,7 @@ export class HearthApiError extends Error {
     this.details = init.details ?? {};
     this.method = init.method;
     this.url = init.url;
+    this.credential = init.credential;
   }
 }
 

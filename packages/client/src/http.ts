@@ -21,6 +21,14 @@ export interface CallSpec {
   extraTimeoutMs?: number;
   /** Whether got may retry the call. Default: every method but POST. */
   retry?: boolean;
+  /** Ends the call, retries included, when it aborts; the call then rejects with the signal's reason. Default: none. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Per-call settings some methods accept. */
+export interface CallOptions {
+  /** Ends the call, retries included, when it aborts; the call then rejects with the signal's reason. Default: none. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A 2xx or 304 reply, body parsed as JSON (undefined when empty). */
@@ -34,6 +42,12 @@ export interface Reply {
 const RETRY_ERROR_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN'];
 /** Statuses after which a retry may help. */
 const RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504];
+
+/** How many times got tried a failed call (1 + its retries), when it says. */
+function attemptsOf(error: unknown): number | undefined {
+  const retryCount = (error as { request?: { retryCount?: unknown } } | undefined)?.request?.retryCount;
+  return typeof retryCount === 'number' ? retryCount + 1 : undefined;
+}
 
 /** Sends calls to hearth-server and turns failures into HearthApiError / HearthConnectionError. */
 export interface Transport {
@@ -67,7 +81,7 @@ export function createTransport(options: NormalizedClientOptions): Transport {
   async function call(spec: CallSpec): Promise<Reply> {
     const url = urlOf(spec.path, spec.query);
     const timeoutMs = options.timeoutMs + (spec.extraTimeoutMs ?? 0);
-    const target = { method: spec.method, url };
+    const target = { method: spec.method, url, credential: spec.auth };
     let response;
     try {
       response = await got(url, {
@@ -83,9 +97,11 @@ export function createTransport(options: NormalizedClientOptions): Transport {
           statusCodes: RETRY_STATUS_CODES,
           errorCodes: RETRY_ERROR_CODES,
         },
+        ...(spec.signal === undefined ? {} : { signal: spec.signal }),
       });
     } catch (error) {
-      throw connectionErrorFrom(error, { ...target, baseUrl: options.baseUrl, timeoutMs });
+      if (spec.signal?.aborted === true) throw spec.signal.reason;
+      throw connectionErrorFrom(error, { ...target, baseUrl: options.baseUrl, timeoutMs, attempts: attemptsOf(error) });
     }
     const status = response.statusCode;
     const bodyText = response.body;

@@ -1,5 +1,12 @@
 export { createClient, type HearthClient } from './client.ts';
-export { type ClientOptions, type NormalizedClientOptions, DEFAULT_PROJECT, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS } from './options.ts';
+export {
+  type ClientOptions,
+  type NormalizedClientOptions,
+  DEFAULT_PROJECT,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  tokenProblem,
+} from './options.ts';
 export {
   HearthApiError,
   HearthConnectionError,
@@ -9,6 +16,7 @@ export {
   type HearthClientError,
   type RequestTarget,
 } from './errors.ts';
+export { type CallOptions } from './http.ts';
 export { type ServerMethods } from './servers.ts';
 export { type StackMethods } from './stacks.ts';
 export { type WaitConditionMethods, type WaitConditionPoll, type WaitConditionPollRequest } from './wait-conditions.ts';

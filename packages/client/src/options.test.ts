@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeClientOptions } from './options.ts';
+import { normalizeClientOptions, tokenProblem } from './options.ts';
 import { guestPath, projectPath } from './paths.ts';
 
 test('defaults: project default, 30 s timeout, 2 retries, trailing slash dropped', () => {
@@ -31,4 +31,16 @@ test('bad options are rejected naming the value', () => {
 test('paths percent-encode each segment', () => {
   assert.equal(projectPath('default', 'servers', 'a/b c'), '/v1/default/servers/a%2Fb%20c');
   assert.equal(guestPath('deployments', 'd1', 'signal'), '/v1/guest/deployments/d1/signal');
+});
+
+test('a token that cannot go in a header is refused, naming the character and its place but not the token', () => {
+  assert.equal(tokenProblem('AKIA1:s3cr3t/+='), undefined);
+  assert.equal(tokenProblem('t\nx'), 'has a line feed at character 2; a token is printable ASCII without spaces');
+  assert.match(tokenProblem('ab c') ?? '', /a space at character 3/);
+  assert.match(tokenProblem('tok\u00e9') ?? '', /U\+00E9 at character 4/);
+  assert.throws(
+    () => normalizeClientOptions({ url: 'http://x', token: 'secret\rtoken' }),
+    (error: unknown) =>
+      error instanceof TypeError && /carriage return at character 7/.test(error.message) && !error.message.includes('secret'),
+  );
 });

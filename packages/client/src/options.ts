@@ -31,6 +31,22 @@ export const DEFAULT_RETRY = 2;
 /** Default project id. */
 export const DEFAULT_PROJECT = 'default';
 
+/** Names of the characters a token most often picks up by mistake. */
+const CHARACTER_NAMES: Record<string, string> = { '\n': 'a line feed', '\r': 'a carriage return', '\t': 'a tab', ' ': 'a space' };
+
+/**
+ * Why `token` cannot be sent as a credential header, or undefined when it can: a token is printable
+ * ASCII without spaces. The message names the character and its position, never the token itself.
+ */
+export function tokenProblem(token: string): string | undefined {
+  const index = token.search(/[^\x21-\x7e]/);
+  if (index === -1) return undefined;
+  const char = token[index] ?? '';
+  const codePoint = char.codePointAt(0) ?? 0;
+  const name = CHARACTER_NAMES[char] ?? `the character U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `has ${name} at character ${index + 1}; a token is printable ASCII without spaces`;
+}
+
 /** Applies defaults and checks ClientOptions; throws a TypeError naming the bad option and value. */
 export function normalizeClientOptions(options: ClientOptions): NormalizedClientOptions {
   let parsed: URL;
@@ -50,6 +66,8 @@ export function normalizeClientOptions(options: ClientOptions): NormalizedClient
   if (!Number.isInteger(retry) || retry < 0) {
     throw new TypeError(`hearth client: retry ${String(retry)} must be a whole number >= 0`);
   }
+  const problem = options.token === undefined ? undefined : tokenProblem(options.token);
+  if (problem !== undefined) throw new TypeError(`hearth client: token ${problem}`);
   return {
     baseUrl: parsed.href.replace(/\/+$/, ''),
     token: options.token === '' ? undefined : options.token,

@@ -10,6 +10,8 @@ export interface WaitConditionPollRequest {
   etag?: string | undefined;
   /** Long-poll: seconds (0..60) the server may hold the call waiting for a change. Default: answer at once. */
   wait?: number | undefined;
+  /** Ends the call, retries included, when it aborts; the call then rejects with the signal's reason. Default: none. */
+  signal?: AbortSignal | undefined;
 }
 
 /** What pollWaitCondition found: a new state, or that the caller's state (its ETag) is still current. */
@@ -63,6 +65,7 @@ export function waitConditionMethods(transport: Transport): WaitConditionMethods
         query: { wait },
         headers,
         extraTimeoutMs: (wait ?? 0) * 1000,
+        signal: request.signal,
       } as const;
       const reply = await transport.call(spec);
       const etag = etagOf(reply.headers) ?? request.etag;

@@ -33,6 +33,22 @@ test('--help, --version and --print-cachedir exit 0; bad flags and collectors ex
   assert.match(zaqar.stderr, /zaqar collector is not supported/);
 });
 
+test('a refused flag or value names the command once, as the prefix of its message', () => {
+  const root = tempDir();
+  const cases: Array<[string[], number, RegExp]> = [
+    [['--bogus'], 2, /^os-collect-config: Unknown option '--bogus'/],
+    [['--config-file', join(root, 'missing.conf')], 1, /^os-collect-config: config file not found: /],
+    [['--polling-interval', 'abc'], 1, /^os-collect-config: --polling-interval must be a number, got 'abc'/],
+    [['--print', 'zaqar'], 1, /^os-collect-config: the zaqar collector is not supported/],
+  ];
+  for (const [args, status, message] of cases) {
+    const result = run(args, root);
+    assert.equal(result.status, status, args.join(' '));
+    assert.match(result.stderr, message);
+    assert.equal(result.stderr.match(/os-collect-config:/g)?.length, 1, result.stderr);
+  }
+});
+
 test('--one-time returns the command exit code; --status --json reports the last poll and command', () => {
   const root = tempDir();
   const data = join(root, 'data');

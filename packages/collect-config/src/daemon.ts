@@ -63,7 +63,7 @@ export function checkZaqar(options: CollectOptions): void {
   if (!options.collectorsDefaulted || configured) {
     throw new ExitError(
       1,
-      'os-collect-config: the zaqar collector is not supported by hearth; use the hearth collector (HEARTH_LONG_POLL), heat (POLL_SERVER_HEAT), cfn (POLL_SERVER_CFN) or request (POLL_TEMP_URL)',
+      'the zaqar collector is not supported by hearth; use the hearth collector (HEARTH_LONG_POLL), heat (POLL_SERVER_HEAT), cfn (POLL_SERVER_CFN) or request (POLL_TEMP_URL)',
     );
   }
 }

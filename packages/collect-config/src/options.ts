@@ -94,7 +94,7 @@ function flagConfig(): NonNullable<ParseArgsConfig['options']> {
 function configFiles(cliFiles: string[] | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
   if (cliFiles && cliFiles.length > 0) {
     const missing = cliFiles.filter((file) => !existsSync(file));
-    if (missing.length > 0) throw new ExitError(1, `os-collect-config: config file not found: ${missing.join(', ')}`);
+    if (missing.length > 0) throw new ExitError(1, `config file not found: ${missing.join(', ')}`);
     return cliFiles;
   }
   return [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile]
@@ -113,7 +113,7 @@ function searchHome(env: NodeJS.ProcessEnv): boolean {
  */
 function configDirFiles(cliDir: string | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
   let dir = cliDir;
-  if (dir !== undefined && !existsSync(dir)) throw new ExitError(1, `os-collect-config: config dir not found: ${dir}`);
+  if (dir !== undefined && !existsSync(dir)) throw new ExitError(1, `config dir not found: ${dir}`);
   dir ??= [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf.d')] : []), `${paths.collectConfigFile}.d`].find(
     (candidate) => existsSync(candidate),
   );
@@ -139,13 +139,12 @@ function convert(spec: OptionSpec, raw: string[], origin: string): OptionValue {
       return last;
     case 'bool': {
       const value = BOOLEAN_WORDS.get(last.trim().toLowerCase());
-      if (value === undefined) throw new ExitError(1, `os-collect-config: ${origin} must be true or false, got '${last}'`);
+      if (value === undefined) throw new ExitError(1, `${origin} must be true or false, got '${last}'`);
       return value;
     }
     case 'float': {
       const value = Number(last.trim());
-      if (last.trim() === '' || !Number.isFinite(value))
-        throw new ExitError(1, `os-collect-config: ${origin} must be a number, got '${last}'`);
+      if (last.trim() === '' || !Number.isFinite(value)) throw new ExitError(1, `${origin} must be a number, got '${last}'`);
       return value;
     }
   }
@@ -214,7 +213,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   try {
     parsed = parseArgs({ args: argv, options: flagConfig(), allowPositionals: true, strict: true });
   } catch (error) {
-    throw new ExitError(2, `os-collect-config: ${(error as Error).message}\nTry 'os-collect-config --help'.`);
+    throw new ExitError(2, `${(error as Error).message}\nTry 'os-collect-config --help'.`);
   }
   const cli = parsed.values as Record<string, unknown>;
   if (cli.help === true) return { action: 'help' };
@@ -238,18 +237,14 @@ function normalize(
   const collectors = main.collectors as string[];
   const unknown = collectors.filter((name) => !(KNOWN_COLLECTORS as readonly string[]).includes(name));
   if (unknown.length > 0) {
-    throw new ExitError(
-      1,
-      `os-collect-config: unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`,
-    );
+    throw new ExitError(1, `unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`);
   }
   const logFormat = (cli['log-format'] as string | undefined) ?? 'json';
-  if (logFormat !== 'json' && logFormat !== 'text')
-    throw new ExitError(2, `os-collect-config: --log-format must be json or text, got '${logFormat}'`);
+  if (logFormat !== 'json' && logFormat !== 'text') throw new ExitError(2, `--log-format must be json or text, got '${logFormat}'`);
   const force = main.force === true;
   const positive = (name: string): number => {
     const value = main[name] as number;
-    if (value < 0) throw new ExitError(1, `os-collect-config: --${name.replaceAll('_', '-')} must not be negative, got ${value}`);
+    if (value < 0) throw new ExitError(1, `--${name.replaceAll('_', '-')} must not be negative, got ${value}`);
     return value;
   };
   const options: CollectOptions = {

@@ -394,3 +394,23 @@ test('follow mode picks up a newly queued signal without waiting for the rescan'
     await fake.close();
   }
 });
+
+test('a drain stopped between entries counts the entries it did not attempt as still queued', async () => {
+  const stop = new AbortController();
+  const fake = await startFake(() => {
+    stop.abort(); // SIGTERM while the first entry is in flight
+    return { status: 200 };
+  });
+  try {
+    const { outbox, ctx } = setup();
+    await queue(ctx, hearthInputs(fake.url), { n: 1 });
+    await queue(ctx, hearthInputs(fake.url), { n: 2 });
+    const summary = await drainOutbox(ctx, { stop: stop.signal });
+    assert.deepEqual(summary, { delivered: 1, rejected: 0, expired: 0, queued: 1 });
+    assert.equal(fake.requests.length, 1);
+    assert.equal(outbox.list().entries.length, 1);
+    assert.deepEqual(await drainOutbox(ctx, { stop: stop.signal }), { delivered: 0, rejected: 0, expired: 0, queued: 1 });
+  } finally {
+    await fake.close();
+  }
+});

@@ -81,8 +81,11 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
       }
       let nextDue = Infinity;
       let remaining = 0;
-      for (const entry of entries) {
-        if (options.stop?.aborted) break;
+      for (const [index, entry] of entries.entries()) {
+        if (options.stop?.aborted) {
+          remaining += entries.length - index; // not attempted: still queued
+          break;
+        }
         const at = Date.parse(entry.nextAttemptAt);
         // An attempt time further away than the cap means the clock went back (or a bad file): try now.
         const due = !(at > now()) || at - now() > capMs;

@@ -1,7 +1,7 @@
 import type { SoftwareConfig, SoftwareConfigSummary } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { buildConfigCreate, type ConfigCreateFlags } from '../config-definition.ts';
-import { collect, parseLimit } from '../flag-values.ts';
+import { collect, parseId, parseLimit } from '../flag-values.ts';
 import { displayValue, formatFields, formatTable } from '../output.ts';
 import { openSession, type CliDeps } from '../session.ts';
 
@@ -76,7 +76,8 @@ export function registerConfigCommands(program: Command, deps: CliDeps): void {
     .argument('<id>', 'config id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      const found = await session.client().getConfig(id);
+      const configId = parseId(id, 'config');
+      const found = await session.client().getConfig(configId);
       session.out.result({ software_config: found }, () => formatFields(configFields(found)));
     });
 
@@ -86,7 +87,8 @@ export function registerConfigCommands(program: Command, deps: CliDeps): void {
     .argument('<id>', 'config id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      await session.client().deleteConfig(id);
+      const configId = parseId(id, 'config');
+      await session.client().deleteConfig(configId);
       session.out.result({ deleted: true, id }, () => `deleted config ${id}\n`);
     });
 }

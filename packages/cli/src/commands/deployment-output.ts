@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT, ExitError } from '../errors.ts';
+import { parseId } from '../flag-values.ts';
 import { formatJson } from '../output.ts';
 import { openSession, type CliDeps } from '../session.ts';
 
@@ -18,7 +19,8 @@ export function registerDeploymentOutputCommand(deployment: Command, deps: CliDe
     .argument('[name]', 'output name, e.g. deploy_stdout; default: all outputs')
     .action(async (id: string, name: string | undefined, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      const found = await session.client().getDeployment(id);
+      const deploymentId = parseId(id, 'deployment');
+      const found = await session.client().getDeployment(deploymentId);
       const outputs = found.output_values ?? {};
       if (name === undefined) {
         session.io.stdout.write(formatJson(outputs));

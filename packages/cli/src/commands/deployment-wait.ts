@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import { NO_REPLY_HINT } from '../deadline.ts';
 import { EXIT, ExitError } from '../errors.ts';
-import { parseSeconds } from '../flag-values.ts';
+import { parseId, parseSeconds } from '../flag-values.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
 import { openSession, type CliDeps } from '../session.ts';
@@ -17,13 +18,19 @@ export function progressText(id: string, status: string, elapsedMs: number): str
 /** The ExitError a finished wait ends with, or undefined for COMPLETE. */
 export function waitExitError(id: string, result: WaitResult, timeoutSeconds: number): ExitError | undefined {
   if (result.outcome === 'COMPLETE') return undefined;
+  const { deployment } = result;
+  if (deployment === undefined) {
+    return new ExitError(EXIT.TIMEOUT, `hearth-server did not answer about deployment ${id} within ${timeoutSeconds} s (--timeout)`, {
+      hint: NO_REPLY_HINT,
+    });
+  }
   if (result.outcome === 'TIMEOUT') {
-    return new ExitError(EXIT.TIMEOUT, `deployment ${id} is still ${result.deployment.status} after ${timeoutSeconds} s (--timeout)`, {
+    return new ExitError(EXIT.TIMEOUT, `deployment ${id} is still ${deployment.status} after ${timeoutSeconds} s (--timeout)`, {
       hint: `wait longer with --timeout, or see what happened with \`hearth deployment timeline ${id}\``,
     });
   }
-  const reason = result.deployment.status_reason ?? 'no reason given';
-  return new ExitError(EXIT.FAILED, `deployment ${id} ${result.deployment.status}: ${reason}`, {
+  const reason = deployment.status_reason ?? 'no reason given';
+  return new ExitError(EXIT.FAILED, `deployment ${id} ${deployment.status}: ${reason}`, {
     hint: `see \`hearth deployment output ${id} deploy_stderr\` and \`hearth deployment timeline ${id}\``,
   });
 }
@@ -37,6 +44,7 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
     .option('--timeout <seconds>', `give up after this many seconds (default ${DEFAULT_WAIT_TIMEOUT})`)
     .action(async (id: string, flags: { timeout?: string }, cmd: Command) => {
       const session = openSession(cmd, deps);
+      parseId(id, 'deployment');
       const timeoutSeconds = flags.timeout === undefined ? DEFAULT_WAIT_TIMEOUT : parseSeconds(flags.timeout, '--timeout');
       const client = session.client();
       const { io } = session;
@@ -66,14 +74,19 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
         clearInterval(ticker);
       }
       const { deployment: final } = result;
-      progress.finish(`deployment ${id.slice(0, 8)}: ${final.status} after ${Math.floor(result.elapsedMs / 1000)} s`);
-      session.out.result({ software_deployment: final }, () =>
-        formatFields([
-          ['id', final.id],
-          ['status', final.status],
-          ['status_reason', final.status_reason],
-        ]),
-      );
+      const elapsed = `${Math.floor(result.elapsedMs / 1000)} s`;
+      if (final === undefined) {
+        progress.finish(`deployment ${id.slice(0, 8)}: no answer from hearth-server after ${elapsed}`);
+      } else {
+        progress.finish(`deployment ${id.slice(0, 8)}: ${final.status} after ${elapsed}`);
+        session.out.result({ software_deployment: final }, () =>
+          formatFields([
+            ['id', final.id],
+            ['status', final.status],
+            ['status_reason', final.status_reason],
+          ]),
+        );
+      }
       const exit = waitExitError(id, result, timeoutSeconds);
       if (exit !== undefined) throw exit;
     });

@@ -1,7 +1,7 @@
 import type { SoftwareDeployment, SoftwareDeploymentCreate, TimelineEntry } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
-import { collect, parseChoice, parseKeyValues, parseSeconds } from '../flag-values.ts';
+import { collect, parseChoice, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
 import { formatFields, formatTable } from '../output.ts';
 import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
@@ -43,7 +43,7 @@ interface CreateFlags {
 
 /** Turns `deployment create` flags into the POST /software_deployments body. */
 export function buildDeploymentCreate(flags: CreateFlags): SoftwareDeploymentCreate {
-  const body: SoftwareDeploymentCreate = { config_id: flags.config, server_id: flags.server };
+  const body: SoftwareDeploymentCreate = { config_id: parseId(flags.config, 'config', '--config'), server_id: flags.server };
   if (flags.input !== undefined) body.input_values = parseKeyValues(flags.input, '--input');
   if (flags.action !== undefined) body.action = parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
   if (flags.timeout !== undefined) body.timeout = parseSeconds(flags.timeout, '--timeout');
@@ -101,7 +101,8 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .argument('<id>', 'deployment id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      const found = await session.client().getDeployment(id);
+      const deploymentId = parseId(id, 'deployment');
+      const found = await session.client().getDeployment(deploymentId);
       session.out.result({ software_deployment: found }, () => show(found));
     });
 
@@ -113,14 +114,15 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .option('--input <key=value>', 'input value to set; KEY:=JSON for a JSON value (repeatable)', collect)
     .action(async (id: string, flags: { action?: string; input?: string[] }, cmd: Command) => {
       const session = openSession(cmd, deps);
+      const deploymentId = parseId(id, 'deployment');
       if (flags.action === undefined && flags.input === undefined) {
         throw usageError('nothing to update: give --action and/or --input');
       }
       const action = flags.action === undefined ? undefined : parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
       const inputs = flags.input === undefined ? undefined : parseKeyValues(flags.input, '--input');
       const client = session.client();
-      const current = inputs === undefined ? undefined : await client.getDeployment(id);
-      const updated = await client.updateDeployment(id, {
+      const current = inputs === undefined ? undefined : await client.getDeployment(deploymentId);
+      const updated = await client.updateDeployment(deploymentId, {
         ...(action === undefined ? {} : { action }),
         ...(inputs === undefined ? {} : { input_values: { ...current?.input_values, ...inputs } }),
       });
@@ -133,7 +135,8 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .argument('<id>', 'deployment id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      await session.client().deleteDeployment(id);
+      const deploymentId = parseId(id, 'deployment');
+      await session.client().deleteDeployment(deploymentId);
       session.out.result({ deleted: true, id }, () => `deleted deployment ${id}\n`);
     });
 
@@ -146,7 +149,8 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .argument('<id>', 'deployment id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
-      const timeline = await session.client().getTimeline(id);
+      const deploymentId = parseId(id, 'deployment');
+      const timeline = await session.client().getTimeline(deploymentId);
       session.out.result({ timeline }, () =>
         formatTable<TimelineEntry>(
           [

@@ -1,5 +1,6 @@
 import type { Event } from '@hearth/protocol';
 import type { Command } from 'commander';
+import { usageError } from '../errors.ts';
 import { parseLimit } from '../flag-values.ts';
 import { formatTable } from '../output.ts';
 import { openSession, type CliDeps, type Session } from '../session.ts';
@@ -64,6 +65,7 @@ export function registerEventsCommand(program: Command, deps: CliDeps): void {
     .action(async (flags: EventsFlags, cmd: Command) => {
       const session = openSession(cmd, deps);
       if (flags.follow === true) {
+        if (flags.limit !== undefined) throw usageError('--limit does not go with --follow: --follow streams every event until Ctrl-C');
         await follow(session, flags);
         return;
       }

@@ -1,6 +1,7 @@
 import type { WaitCondition } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { waitForCondition, type ConditionWaitResult } from '../condition-wait-loop.ts';
+import { NO_REPLY_HINT } from '../deadline.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { parseSeconds } from '../flag-values.ts';
 import { formatFields } from '../output.ts';
@@ -10,6 +11,11 @@ import { openSession, type CliDeps } from '../session.ts';
 /** The progress text: `2/3 received, 41 s elapsed`. */
 export function conditionProgressText(received: number, count: number, elapsedMs: number): string {
   return `${received}/${count} received, ${Math.floor(elapsedMs / 1000)} s elapsed`;
+}
+
+/** The progress text before the server's first answer: `wait condition ready: fetching, 3 s elapsed`. */
+export function conditionFetchingText(name: string, elapsedMs: number): string {
+  return `wait condition ${name}: fetching, ${Math.floor(elapsedMs / 1000)} s elapsed`;
 }
 
 /** The last progress line: `3/3 received, COMPLETE after 41 s`. */
@@ -35,6 +41,15 @@ export function conditionWaitExitError(target: WaitTarget, result: ConditionWait
   const wc = result.waitCondition;
   const show = `\`hearth waitcondition show ${name} --stack ${stack}\``;
   if (result.outcome === 'COMPLETE') return undefined;
+  if (wc === undefined) {
+    return new ExitError(
+      EXIT.TIMEOUT,
+      `hearth-server did not answer about wait condition ${name} within ${target.timeoutSeconds ?? 0} s (--timeout)`,
+      {
+        hint: NO_REPLY_HINT,
+      },
+    );
+  }
   if (result.outcome === 'TIMEOUT') {
     return new ExitError(
       EXIT.TIMEOUT,
@@ -65,9 +80,9 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
       const progress = new ProgressLine(io.stderr);
       let current: WaitCondition | undefined;
       const show = (): void => {
-        if (current === undefined) return;
         const now = io.now();
-        progress.update(conditionProgressText(current.received, current.count, now - started), String(current.received), now);
+        if (current === undefined) progress.update(conditionFetchingText(name, now - started), 'fetching', now);
+        else progress.update(conditionProgressText(current.received, current.count, now - started), String(current.received), now);
       };
       const ticker = setInterval(show, 1000);
       let result: ConditionWaitResult;
@@ -88,8 +103,12 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
         clearInterval(ticker);
       }
       const final = result.waitCondition;
-      progress.finish(conditionFinishText(final, result.elapsedMs));
-      session.out.result({ wait_condition: final }, () => formatConditionData(final.data));
+      if (final === undefined) {
+        progress.finish(`wait condition ${name}: no answer from hearth-server after ${Math.floor(result.elapsedMs / 1000)} s`);
+      } else {
+        progress.finish(conditionFinishText(final, result.elapsedMs));
+        session.out.result({ wait_condition: final }, () => formatConditionData(final.data));
+      }
       const exit = conditionWaitExitError(target, result);
       if (exit !== undefined) throw exit;
     });

@@ -5,7 +5,13 @@ import type { WaitCondition } from '@hearth/protocol';
 import { EXIT, ExitError } from '../errors.ts';
 import { runFake } from '../test-support.ts';
 import { buildWaitConditionCreate, formatCondition } from './waitcondition.ts';
-import { conditionFinishText, conditionProgressText, conditionWaitExitError, formatConditionData } from './waitcondition-wait.ts';
+import {
+  conditionFetchingText,
+  conditionFinishText,
+  conditionProgressText,
+  conditionWaitExitError,
+  formatConditionData,
+} from './waitcondition-wait.ts';
 
 /** A whole wait condition (its fields as the server sends them). */
 function condition(overrides: Partial<WaitCondition> = {}): WaitCondition {
@@ -104,6 +110,14 @@ test('exit mapping: COMPLETE 0, FAILED 1 with the reason, our own timeout 2', ()
   const timedOut = conditionWaitExitError(target, { outcome: 'TIMEOUT', waitCondition: condition({ received: 1 }), elapsedMs: 30_000 });
   assert.equal(timedOut?.exitCode, EXIT.TIMEOUT);
   assert.equal(timedOut.message, 'wait condition ready is still IN_PROGRESS after 30 s (--timeout): 1/3 received');
+  const unanswered = conditionWaitExitError(target, { outcome: 'TIMEOUT', waitCondition: undefined, elapsedMs: 30_000 });
+  assert.equal(unanswered?.exitCode, EXIT.TIMEOUT);
+  assert.equal(unanswered.message, 'hearth-server did not answer about wait condition ready within 30 s (--timeout)');
+  assert.match(unanswered.hint ?? '', /accepted the connection but sent no reply/);
+});
+
+test('while nothing has been fetched the progress line says so, with the time elapsed', () => {
+  assert.equal(conditionFetchingText('ready', 3_999), 'wait condition ready: fetching, 3 s elapsed');
 });
 
 test('the human view shows the counts, the signals and every handle form', () => {
