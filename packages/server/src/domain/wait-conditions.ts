@@ -147,22 +147,32 @@ export class WaitConditionService {
 
   /**
    * Applies a signal to a wait condition (by id: the caller already proved its right to it).
-   * A repeated id replaces the earlier signal; a condition that is done answers 409 and keeps its state.
+   * The same signal again (same id, status, reason and data: a retry whose answer was lost) is
+   * acknowledged and changes nothing, even once the condition is done. Otherwise a repeated id
+   * replaces the earlier signal, and a condition that is done answers 409 and keeps its state. A
+   * signal without an id gets the next number not taken (Heat's count of signals + 1, which an
+   * explicit id of that number would otherwise swallow, again and again).
    */
   async signal(id: string, signal: WaitSignal): Promise<WaitCondition> {
     const { row, stack } = await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
       if (!current) throw new HearthError('ERR_WAIT_CONDITION_NOT_FOUND', { name: id, stack: '?' });
+      const stored = await trx.selectFrom('wait_condition_signals').selectAll().where('wait_condition_id', '=', id).execute();
+      const data = JSON.stringify(signal.data ?? null);
+      const earlier = signal.id === undefined ? undefined : stored.find((s) => s.signal_id === signal.id);
+      if (earlier && earlier.status === signal.status && (earlier.reason ?? null) === (signal.reason ?? null) && earlier.data === data) {
+        const stackRow = await trx.selectFrom('stacks').selectAll().where('id', '=', current.stack_id).executeTakeFirstOrThrow();
+        return { row: current, stack: stackRow };
+      }
       if (current.status !== 'IN_PROGRESS')
         throw new HearthError('ERR_WAIT_CONDITION_DONE', { name: current.name, status: current.status });
-      const stored = await trx.selectFrom('wait_condition_signals').selectAll().where('wait_condition_id', '=', id).execute();
-      const signalId = signal.id ?? String(stored.length + 1);
+      const signalId = signal.id ?? nextFreeNumber(stored.map((s) => s.signal_id));
       const record: WaitConditionSignalRow = {
         wait_condition_id: id,
         signal_id: signalId,
         status: signal.status,
         reason: signal.reason,
-        data: JSON.stringify(signal.data ?? null),
+        data,
         received_at: now,
       };
       const replaced = stored.some((s) => s.signal_id === signalId);
@@ -251,4 +261,12 @@ export function waitConditionEvent(row: WaitConditionRow, type: string, message:
 /** The strong ETag of a wait condition's state. */
 export function etagOf(row: WaitConditionRow): string {
   return `"${row.id}-${row.generation}"`;
+}
+
+/** The first number from (count + 1) up that no signal has as its id. */
+function nextFreeNumber(taken: string[]): string {
+  const used = new Set(taken);
+  let n = taken.length + 1;
+  while (used.has(String(n))) n++;
+  return String(n);
 }

@@ -111,6 +111,35 @@ test('wait condition: count 3 completes after three signals on the native handle
   }
 });
 
+test('wait condition: the same signal again is acknowledged and changes nothing, even once done; ids without a number are not swallowed', async () => {
+  const { app, done } = await testApp();
+  try {
+    const condition = await stackWithCondition(app, { count: 2 });
+    const token = { 'x-auth-token': condition.handle.token, 'content-type': 'application/json' };
+    const send = (body: unknown) => injectUrl(app, 'POST', condition.handle.endpoint, body, token);
+    const events = async () =>
+      (await app.inject({ url: '/v1/default/events?limit=1000', headers: ADMIN })).json<{ events: unknown[] }>().events.length;
+    // An explicit id "2", then anonymous signals: Heat would number the next one "2" again.
+    assert.equal((await send({ status: 'SUCCESS', id: '2', data: 'two' })).statusCode, 200);
+    const before = await events();
+    assert.equal((await send({ status: 'SUCCESS', id: '2', data: 'two' })).statusCode, 200, 'a retry is acknowledged');
+    assert.equal(await events(), before, 'a retry writes no event');
+    assert.equal((await send({})).statusCode, 200);
+    const state = await show(app);
+    assert.equal(state.status, 'COMPLETE', 'the anonymous signal counted as the second');
+    assert.deepEqual(state.data, { '2': 'two', '3': null });
+    // Done: the last signal again (its answer lost) is acknowledged; anything else is refused.
+    const retry = await send({ status: 'SUCCESS', id: '2', data: 'two' });
+    assert.equal(retry.statusCode, 200, retry.body);
+    const changed = await send({ status: 'SUCCESS', id: '2', data: 'changed' });
+    assert.equal(changed.statusCode, 409);
+    assert.equal(errorCode(changed), 'ERR_WAIT_CONDITION_DONE');
+    assert.deepEqual((await show(app)).data, state.data);
+  } finally {
+    await done();
+  }
+});
+
 test('wait condition: one FAILURE fails it at once (Heat), unless max_failures tolerates it', async () => {
   const { app, done } = await testApp();
   try {
