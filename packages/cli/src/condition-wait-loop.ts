@@ -1,6 +1,7 @@
-import type { HearthClient } from '@hearth/client';
+import type { HearthClient, HearthClientError } from '@hearth/client';
 import type { WaitCondition } from '@hearth/protocol';
 import { beforeDeadline, DEADLINE_PASSED } from './deadline.ts';
+import { OutageRetry } from './outage.ts';
 import { MAX_POLL_SECONDS, MIN_POLL_GAP_MS, outcomeOf, type WaitOutcome } from './wait-loop.ts';
 
 /** Result of waitForCondition: the same fields however it ended. */
@@ -21,6 +22,8 @@ export interface ConditionWaitDeps {
   signalAfter?: ((ms: number) => AbortSignal) | undefined;
   /** Called with each new state of the condition seen (not for "not modified" answers). Default: none. */
   onUpdate?: ((waitCondition: WaitCondition) => void) | undefined;
+  /** Called when a call failed in an outage the wait rides through, before its pause. Default: none. */
+  onRetry?: ((error: HearthClientError) => void) | undefined;
 }
 
 /** Which wait condition to wait for, and for how long. */
@@ -35,6 +38,7 @@ export interface ConditionWaitTarget {
  * Waits until a wait condition leaves IN_PROGRESS or our own timeout passes, long-polling the
  * server with the last ETag (GET ?wait=N, If-None-Match), so each signal is seen as it lands. Each
  * call gets only the time left: a server that does not answer ends the wait at our own timeout.
+ * Once the server has answered, a restart or an outage of up to OUTAGE_LIMIT_MS is ridden through.
  */
 export async function waitForCondition(target: ConditionWaitTarget, deps: ConditionWaitDeps): Promise<ConditionWaitResult> {
   const { stack, name, timeoutSeconds } = target;
@@ -51,6 +55,7 @@ export async function waitForCondition(target: ConditionWaitTarget, deps: Condit
   let waitCondition = first.waitCondition;
   let etag = first.etag;
   deps.onUpdate?.(waitCondition);
+  const outage = new OutageRetry(() => deps.now());
   for (;;) {
     const outcome = outcomeOf(waitCondition.status);
     if (outcome !== undefined) return ended(outcome, waitCondition);
@@ -58,7 +63,17 @@ export async function waitForCondition(target: ConditionWaitTarget, deps: Condit
     if (remainingMs <= 0) return ended('TIMEOUT', waitCondition);
     const asked = deps.now();
     const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
-    const poll = await beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal }));
+    let poll;
+    try {
+      poll = await beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal }));
+      outage.succeeded();
+    } catch (error) {
+      // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
+      const { pauseMs, error: transient } = outage.failed(error);
+      deps.onRetry?.(transient);
+      await deps.sleep(Math.min(pauseMs, Math.max(0, deadline - deps.now())));
+      continue;
+    }
     if (poll === DEADLINE_PASSED) return ended('TIMEOUT', waitCondition);
     etag = poll.etag;
     if (poll.modified) {

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SoftwareDeployment } from '@hearth/protocol';
+import { HearthApiError, HearthConnectionError } from '@hearth/client';
+import { OUTAGE_LIMIT_MS } from './outage.ts';
 import { outcomeOf, waitForDeployment, type WaitDeps } from './wait-loop.ts';
 
 /** A deployment with just the fields the loop reads. */
@@ -143,4 +145,55 @@ test('a failure that is not the deadline is passed on', async () => {
     }),
     (error: unknown) => error === refused,
   );
+});
+
+const target = { method: 'GET', url: 'http://127.0.0.1:8000/v1/default/software_deployments/d1' };
+const refused = () => new HearthConnectionError({ ...target, code: 'ERR_CONNECTION', causeCode: 'ECONNREFUSED', message: 'refused' });
+
+/** A fake server that answers IN_PROGRESS first, then fails its long-polls with `failures` in turn, then answers COMPLETE. */
+function outageDeps(failures: Array<() => Error>): WaitDeps & { clock: { t: number }; pauses: number[]; retries: string[] } {
+  const clock = { t: 0 };
+  const pauses: number[] = [];
+  const retries: string[] = [];
+  let call = 0;
+  return {
+    clock,
+    pauses,
+    retries,
+    now: () => clock.t,
+    sleep: async (ms) => {
+      pauses.push(ms);
+      clock.t += ms;
+    },
+    onRetry: (error) => retries.push(error.code),
+    client: {
+      getDeployment: async () => deployment('IN_PROGRESS'),
+      waitDeployment: async () => {
+        clock.t += 10;
+        const failure = failures[call++];
+        if (failure) throw failure();
+        return deployment('COMPLETE');
+      },
+    },
+  };
+}
+
+test('after a first answer, a restart of the server is ridden through, pausing 1, 2, 4, then 5 s', async () => {
+  const unavailable = () => new HearthApiError({ ...target, status: 503, code: 'ERR_STORE_UNAVAILABLE', message: 'restarting' });
+  const deps = outageDeps([refused, refused, unavailable, refused, refused]);
+  const result = await waitForDeployment('d1', 3600, deps);
+  assert.equal(result.outcome, 'COMPLETE');
+  assert.deepEqual(deps.retries, ['ERR_CONNECTION', 'ERR_CONNECTION', 'ERR_STORE_UNAVAILABLE', 'ERR_CONNECTION', 'ERR_CONNECTION']);
+  assert.deepEqual(deps.pauses, [1000, 2000, 4000, 5000, 5000]);
+});
+
+test('an error that is not an outage, or an outage longer than OUTAGE_LIMIT_MS, still ends the wait', async () => {
+  const notFound = () => new HearthApiError({ ...target, status: 404, code: 'ERR_DEPLOYMENT_NOT_FOUND', message: 'gone' });
+  await assert.rejects(waitForDeployment('d1', 3600, outageDeps([notFound])), /gone/);
+  const endless = outageDeps(Array.from({ length: 1000 }, () => refused));
+  await assert.rejects(waitForDeployment('d1', 3600, endless), /refused/);
+  assert.ok(endless.clock.t >= OUTAGE_LIMIT_MS && endless.clock.t < OUTAGE_LIMIT_MS + 10_000, `gave up after ${endless.clock.t} ms`);
+  // Its own deadline comes first when it is nearer: the wait ends as a timeout, not an error.
+  const short = await waitForDeployment('d1', 20, outageDeps(Array.from({ length: 1000 }, () => refused)));
+  assert.equal(short.outcome, 'TIMEOUT');
 });

@@ -1,6 +1,7 @@
-import type { HearthClient } from '@hearth/client';
+import type { HearthClient, HearthClientError } from '@hearth/client';
 import type { SoftwareDeployment } from '@hearth/protocol';
 import { beforeDeadline, DEADLINE_PASSED } from './deadline.ts';
+import { OutageRetry } from './outage.ts';
 
 /** How a wait ended: the deployment's final status, or our own deadline. */
 export type WaitOutcome = 'COMPLETE' | 'FAILED' | 'TIMEOUT';
@@ -23,6 +24,8 @@ export interface WaitDeps {
   signalAfter?: ((ms: number) => AbortSignal) | undefined;
   /** Called with each state of the deployment seen. Default: none. */
   onUpdate?: ((deployment: SoftwareDeployment) => void) | undefined;
+  /** Called when a call failed in an outage the wait rides through, before its pause. Default: none. */
+  onRetry?: ((error: HearthClientError) => void) | undefined;
 }
 
 /** Longest long-poll asked of the server per call, in seconds (the server allows up to 60). */
@@ -39,7 +42,8 @@ export function outcomeOf(status: string): WaitOutcome | undefined {
 /**
  * Waits until a deployment leaves IN_PROGRESS or `timeoutSeconds` pass, long-polling the server
  * (GET ?wait=N) instead of polling tightly. Each call gets only the time left: a server that does
- * not answer ends the wait at its deadline, not a client timeout later.
+ * not answer ends the wait at its deadline, not a client timeout later. Once the server has
+ * answered, a restart or an outage of up to OUTAGE_LIMIT_MS is ridden through (onRetry).
  */
 export async function waitForDeployment(id: string, timeoutSeconds: number, deps: WaitDeps): Promise<WaitResult> {
   const started = deps.now();
@@ -53,6 +57,7 @@ export async function waitForDeployment(id: string, timeoutSeconds: number, deps
   if (first === DEADLINE_PASSED) return ended('TIMEOUT', undefined);
   let deployment = first;
   deps.onUpdate?.(deployment);
+  const outage = new OutageRetry(() => deps.now());
   for (;;) {
     const outcome = outcomeOf(deployment.status);
     if (outcome !== undefined) return ended(outcome, deployment);
@@ -60,7 +65,17 @@ export async function waitForDeployment(id: string, timeoutSeconds: number, deps
     if (remainingMs <= 0) return ended('TIMEOUT', deployment);
     const asked = deps.now();
     const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
-    const next = await beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal }));
+    let next;
+    try {
+      next = await beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal }));
+      outage.succeeded();
+    } catch (error) {
+      // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
+      const { pauseMs, error: transient } = outage.failed(error);
+      deps.onRetry?.(transient);
+      await deps.sleep(Math.min(pauseMs, Math.max(0, deadline - deps.now())));
+      continue;
+    }
     if (next === DEADLINE_PASSED) return ended('TIMEOUT', deployment);
     deployment = next;
     deps.onUpdate?.(deployment);

@@ -4,6 +4,7 @@ import { EXIT, ExitError } from '../errors.ts';
 import { parseId, parseSeconds } from '../flag-values.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
+import { retryingStatus } from '../outage.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { waitForDeployment, type WaitResult } from '../wait-loop.ts';
 
@@ -65,6 +66,10 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
           onUpdate: (d) => {
             status = d.status;
             if (d.status === 'IN_PROGRESS') show();
+          },
+          onRetry: (error) => {
+            status = retryingStatus(error);
+            show();
           },
         });
       } catch (error) {

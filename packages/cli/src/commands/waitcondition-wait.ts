@@ -7,6 +7,7 @@ import { parseSeconds } from '../flag-values.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
 import { openSession, type CliDeps } from '../session.ts';
+import { retryingStatus } from '../outage.ts';
 
 /** The progress text: `2/3 received, 41 s elapsed`. */
 export function conditionProgressText(received: number, count: number, elapsedMs: number): string {
@@ -79,9 +80,12 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
       const started = io.now();
       const progress = new ProgressLine(io.stderr);
       let current: WaitCondition | undefined;
+      let retrying: string | undefined;
       const show = (): void => {
         const now = io.now();
         if (current === undefined) progress.update(conditionFetchingText(name, now - started), 'fetching', now);
+        else if (retrying !== undefined)
+          progress.update(`${conditionProgressText(current.received, current.count, now - started)} (${retrying})`, retrying, now);
         else progress.update(conditionProgressText(current.received, current.count, now - started), String(current.received), now);
       };
       const ticker = setInterval(show, 1000);
@@ -93,7 +97,12 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
           sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
           onUpdate: (wc) => {
             current = wc;
+            retrying = undefined;
             if (wc.status === 'IN_PROGRESS') show();
+          },
+          onRetry: (error) => {
+            retrying = retryingStatus(error);
+            show();
           },
         });
       } catch (error) {
