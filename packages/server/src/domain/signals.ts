@@ -125,7 +125,9 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
   });
   if (inserted === 0) {
     throw new HearthError('ERR_SIGNAL_INVALID', {
-      reason: 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key',
+      reason: clientKey
+        ? 'this Idempotency-Key was already used for an earlier action of this deployment; send a new key'
+        : 'this same signal was already applied to this action before the deployment was set IN_PROGRESS again; start a new action (change its inputs or action), or send an Idempotency-Key',
     });
   }
   yield* ctx.run(completeDeployment, {
