@@ -18,7 +18,8 @@ export function decodedPath(request: FastifyRequest): string {
 
 /** Query parameters as single strings (a repeated key keeps its first value). */
 export function queryParams(request: FastifyRequest): Record<string, string> {
-  const params: Record<string, string> = {};
+  // No prototype: a parameter named __proto__ or constructor is a parameter like any other (and signed).
+  const params = Object.create(null) as Record<string, string>;
   for (const [key, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
     const first = Array.isArray(value) ? (value[0] as unknown) : value;
     if (typeof first === 'string') params[key] = first;

@@ -181,3 +181,31 @@ test('an action the CFN route does not serve is named in the refusal, whether it
     await done();
   }
 });
+
+test('a parameter named __proto__ added to a signed URL breaks its signature, like any added parameter', async () => {
+  const { app, done } = await testApp();
+  try {
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/wait_conditions',
+      headers: ADMIN,
+      payload: { name: 'ready', count: 1, timeout: 600 },
+    });
+    const handle = new URL(created.json().wait_condition.handle.cfn_url as string);
+    const put = (search: string) =>
+      app.inject({
+        method: 'PUT',
+        url: handle.pathname + search,
+        headers: { host: handle.host },
+        payload: { Status: 'SUCCESS', Reason: 'up', UniqueId: 'i1', Data: 'ok' },
+      });
+    for (const extra of ['__proto__=x', 'constructor=x', 'extra=x']) {
+      const refused = await put(`${handle.search}&${extra}`);
+      assert.equal(refused.statusCode, 403, `${extra}: ${refused.body}`);
+    }
+    assert.equal((await put(handle.search)).statusCode, 200, 'the URL as signed works');
+  } finally {
+    await done();
+  }
+});

@@ -31,8 +31,9 @@ export class FormBody {
 
   /** Parses `a=1&b=2` (a repeated key keeps its first value). */
   static parse(raw: string): FormBody {
-    const params: Record<string, string> = {};
-    for (const [key, value] of new URLSearchParams(raw)) if (!(key in params)) params[key] = value;
+    // No prototype: `toString=` or `__proto__=` in a form is a parameter like any other (and signed).
+    const params = Object.create(null) as Record<string, string>;
+    for (const [key, value] of new URLSearchParams(raw)) if (!Object.hasOwn(params, key)) params[key] = value;
     return new FormBody(raw, params);
   }
 }
