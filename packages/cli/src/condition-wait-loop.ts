@@ -63,17 +63,13 @@ export async function waitForCondition(target: ConditionWaitTarget, deps: Condit
     if (remainingMs <= 0) return ended('TIMEOUT', waitCondition);
     const asked = deps.now();
     const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
-    let poll;
-    try {
-      poll = await beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal }));
-      outage.succeeded();
-    } catch (error) {
-      // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
-      const { pauseMs, error: transient } = outage.failed(error);
-      deps.onRetry?.(transient);
-      await deps.sleep(Math.min(pauseMs, Math.max(0, deadline - deps.now())));
-      continue;
-    }
+    // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
+    const poll = await outage.attempt(
+      () => beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal })),
+      deadline,
+      deps,
+    );
+    if (poll === undefined) continue;
     if (poll === DEADLINE_PASSED) return ended('TIMEOUT', waitCondition);
     etag = poll.etag;
     if (poll.modified) {

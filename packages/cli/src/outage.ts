@@ -35,6 +35,29 @@ export class OutageRetry {
     this.since = undefined;
     this.failures = 0;
   }
+
+  /**
+   * Makes one call of a wait: its answer, or undefined when it failed in an outage the wait rides
+   * through (after `onRetry` and the pause, cut at `deadline`). Other failures are thrown.
+   */
+  async attempt<T>(call: () => Promise<T>, deadline: number, deps: OutageDeps): Promise<T | undefined> {
+    try {
+      const answer = await call();
+      this.succeeded();
+      return answer;
+    } catch (caught) {
+      const { pauseMs, error } = this.failed(caught);
+      deps.onRetry?.(error);
+      await deps.sleep(Math.min(pauseMs, Math.max(0, deadline - this.now())));
+      return undefined;
+    }
+  }
+}
+
+/** What OutageRetry.attempt needs of a wait. */
+export interface OutageDeps {
+  sleep(ms: number): Promise<void>;
+  onRetry?: ((error: HearthClientError) => void) | undefined;
 }
 
 /** The progress status shown while a wait retries: `hearth-server unreachable (ERR_CONNECTION), retrying`. */

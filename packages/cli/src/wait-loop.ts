@@ -65,17 +65,13 @@ export async function waitForDeployment(id: string, timeoutSeconds: number, deps
     if (remainingMs <= 0) return ended('TIMEOUT', deployment);
     const asked = deps.now();
     const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
-    let next;
-    try {
-      next = await beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal }));
-      outage.succeeded();
-    } catch (error) {
-      // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
-      const { pauseMs, error: transient } = outage.failed(error);
-      deps.onRetry?.(transient);
-      await deps.sleep(Math.min(pauseMs, Math.max(0, deadline - deps.now())));
-      continue;
-    }
+    // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
+    const next = await outage.attempt(
+      () => beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal })),
+      deadline,
+      deps,
+    );
+    if (next === undefined) continue;
     if (next === DEADLINE_PASSED) return ended('TIMEOUT', deployment);
     deployment = next;
     deps.onUpdate?.(deployment);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { redactUrl } from './log-redaction.ts';
-import { ADMIN, testApp } from './test-support.ts';
+import { testApp, waitConditionHandle } from './test-support.ts';
 
 test('redactUrl hides the secret query parameters and leaves the rest as it was', () => {
   assert.equal(
@@ -50,15 +50,7 @@ test("the request log shows no wait-condition signature even when the URL spells
   stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
   const { app, done } = await testApp({ logger: { level: 'info', stream } });
   try {
-    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-    const created = await app.inject({
-      method: 'POST',
-      url: '/v1/default/stacks/web/wait_conditions',
-      headers: ADMIN,
-      payload: { name: 'ready', count: 1, timeout: 600 },
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    const handleUrl = new URL(created.json().wait_condition.handle.cfn_url as string);
+    const handleUrl = await waitConditionHandle(app);
     const signature = handleUrl.searchParams.get('Signature')!;
     const accessKey = handleUrl.searchParams.get('AWSAccessKeyId')!;
     const query = handleUrl.search.replace('Signature=', 'Signatur%65=').replace('AWSAccessKeyId=', 'AWSAccessKeyI%64=');

@@ -134,3 +134,17 @@ export function injectUrl(
     ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
   });
 }
+
+/** Creates stack `web` with wait condition `ready` (count 1); returns its pre-signed CFN handle URL. */
+export async function waitConditionHandle(app: FastifyInstance): Promise<URL> {
+  const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+  if (stack.statusCode !== 201) throw new Error(`stack failed: ${stack.body}`);
+  const created = await app.inject({
+    method: 'POST',
+    url: '/v1/default/stacks/web/wait_conditions',
+    headers: ADMIN,
+    payload: { name: 'ready', count: 1, timeout: 600 },
+  });
+  if (created.statusCode !== 201) throw new Error(`wait condition failed: ${created.body}`);
+  return new URL(created.json<{ wait_condition: { handle: { cfn_url: string } } }>().wait_condition.handle.cfn_url);
+}

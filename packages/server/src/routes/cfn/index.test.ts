@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { signV2 } from '@hearth/protocol/signing';
-import { ADMIN, testApp } from '../../test-support.ts';
+import { ADMIN, testApp, waitConditionHandle } from '../../test-support.ts';
 
 const HOST = '127.0.0.1:9';
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
@@ -185,14 +185,7 @@ test('an action the CFN route does not serve is named in the refusal, whether it
 test('a parameter named __proto__ added to a signed URL breaks its signature, like any added parameter', async () => {
   const { app, done } = await testApp();
   try {
-    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-    const created = await app.inject({
-      method: 'POST',
-      url: '/v1/default/stacks/web/wait_conditions',
-      headers: ADMIN,
-      payload: { name: 'ready', count: 1, timeout: 600 },
-    });
-    const handle = new URL(created.json().wait_condition.handle.cfn_url as string);
+    const handle = await waitConditionHandle(app);
     const put = (search: string) =>
       app.inject({
         method: 'PUT',
