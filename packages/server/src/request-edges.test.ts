@@ -64,6 +64,15 @@ test('bodies that parse but cannot be kept get a coded 400 on every content type
       payload: `{"name":"p","options":{"a":${nested(4180)}}}`,
     });
     assert.equal(deep.statusCode, 400, 'a config that could never be read back is not stored');
+    // The scaling routes read text/plain themselves (a manual signal may be a plain reason): the same check.
+    const scaling = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: { ...ADMIN, 'content-type': 'text/plain' },
+      payload: `{"name":"g","member_bootstrap":${nested(5000)}}`,
+    });
+    assert.equal(scaling.statusCode, 400, scaling.body);
+    assert.match(scaling.json().error.message, /nested deeper/);
     const still = await app.inject({ url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN });
     assert.equal(still.json().software_deployment.status, 'IN_PROGRESS', 'nothing refused changed the deployment');
     // JSON sent as text/plain is JSON (as Heat reads it), and the server still answers.

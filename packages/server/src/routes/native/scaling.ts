@@ -11,6 +11,8 @@ import {
 } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
+import { bodyProblem } from '../../body-parser.ts';
+import { HearthError } from '../../domain/errors.ts';
 
 const StackRef = Type.String({ minLength: 1, maxLength: 255 });
 const StackParams = Type.Object({ project_id: ProjectId, stack: StackRef });
@@ -23,14 +25,18 @@ const emptyBody = { preValidation: async (request: { body: unknown }) => void (r
  */
 export const scalingRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   // A manual signal may be plain text (`curl -H 'Content-Type: text/plain' -d 'why'`): kept as a string when it is not JSON.
-  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    let parsed: unknown;
     try {
-      done(null, text.trim() === '' ? undefined : JSON.parse(text));
+      parsed = text.trim() === '' ? undefined : JSON.parse(text);
     } catch {
       done(null, text);
+      return;
     }
+    const problem = bodyProblem(parsed);
+    if (problem) done(new HearthError('ERR_REQUEST_INVALID', { reason: problem }), undefined);
+    else done(null, parsed);
   });
 
   const groups = services.scalingGroups;
