@@ -139,8 +139,11 @@ export class ScalingGroupService {
 
   /** Deletes a group with its members list and pending deliveries; refuses while policies point at it. */
   async delete(projectId: string, stackRef: string, name: string): Promise<void> {
-    const { row } = await this.find(projectId, stackRef, name);
+    const { row, stack } = await this.find(projectId, stackRef, name);
     await this.store.write(async ({ trx, event, publish }) => {
+      // Checked again in the write transaction: a second delete at the same moment is a 404, not a second event.
+      const current = await trx.selectFrom('scaling_groups').select('id').where('id', '=', row.id).executeTakeFirst();
+      if (!current) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name, stack: stack.name });
       const policies = await trx.selectFrom('scaling_policies').select('id').where('group_id', '=', row.id).execute();
       if (policies.length > 0) throw new HearthError('ERR_SCALING_GROUP_HAS_POLICIES', { name, count: policies.length });
       await trx.deleteFrom('actuator_deliveries').where('group_id', '=', row.id).execute();

@@ -50,6 +50,9 @@ export class ScalingPolicyService {
     if (body.adjustment_type === 'exact_capacity' && body.scaling_adjustment < 0)
       throw new HearthError('ERR_SCALING_POLICY_INVALID', { reason: `an exact_capacity of ${body.scaling_adjustment} is negative` });
     const row = await this.store.write(async ({ trx, now, event }) => {
+      // Checked again in the write transaction: a group deleted meanwhile must not get an orphan policy.
+      const current = await trx.selectFrom('scaling_groups').select('id').where('id', '=', group.id).executeTakeFirst();
+      if (!current) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name: body.group, stack: stack.name });
       await assertScalingNameFree(trx, this.stacks, stack, body.name);
       const values: ScalingPolicyRow = {
         id: randomUUID(),

@@ -293,3 +293,33 @@ test('a server or scaling group put in a stack that is deleted meanwhile: coded 
     await done();
   }
 });
+
+test('a scaling policy created while its group is deleted: coded 404, no orphan policy; a second delete is a 404', async () => {
+  const { app, done } = await testApp();
+  try {
+    await createStack(app, 'web');
+    const group = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      // Never contacted: a group of 0 members changes nothing at the actuator before it is deleted.
+      payload: { name: 'g', min_size: 0, max_size: 1, actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' } },
+    });
+    assert.equal(group.statusCode, 201, group.body);
+    const deleted = beforeNextWrite(storeOf(app), () =>
+      app.inject({ method: 'DELETE', url: '/v1/default/stacks/web/scaling_groups/g', headers: ADMIN }),
+    );
+    const policy = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_policies',
+      headers: ADMIN,
+      payload: { name: 'up', group: 'g', adjustment_type: 'change_in_capacity', scaling_adjustment: 1 },
+    });
+    assert.equal(deleted.reply().statusCode, 204, deleted.reply().body);
+    assert.equal(policy.statusCode, 404, policy.body);
+    assert.equal(errorCode(policy), 'ERR_SCALING_GROUP_NOT_FOUND');
+    assert.equal((await storeOf(app).reader.selectFrom('scaling_policies').select('id').execute()).length, 0);
+  } finally {
+    await done();
+  }
+});
