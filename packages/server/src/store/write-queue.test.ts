@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { TEST_DIALECT, testApp, registerServer, createConfig, createDeployment } from '../test-support.ts';
 import { isHearthError } from '../domain/errors.ts';
 import type { Kysely } from 'kysely';
+import type { FastifyInstance } from 'fastify';
 import type { Database } from './schema.ts';
 import { preparedWrite, type PreparedWriteModule } from './prepared-writes.ts';
 import { executePrepared, openConnection, statementCache } from './sqlite.ts';
@@ -11,13 +12,18 @@ import { WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
 
+/** Two IN_PROGRESS deployments of one server, and that server's agent as a principal. */
+async function twoDeployments(app: FastifyInstance) {
+  const server = await registerServer(app);
+  const configId = await createConfig(app);
+  const [a, b] = [await createDeployment(app, configId, server.id), await createDeployment(app, configId, server.id)];
+  return { a, b, principal: { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' } };
+}
+
 test('prepared writes on the writer thread: one failing call does not take its batch with it', async () => {
   const { app, done } = await testApp();
   try {
-    const server = await registerServer(app);
-    const configId = await createConfig(app);
-    const [a, b] = [await createDeployment(app, configId, server.id), await createDeployment(app, configId, server.id)];
-    const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+    const { a, b, principal } = await twoDeployments(app);
     const body = { deploy_stdout: 'ok', deploy_status_code: 0, result: 'R' };
     const { signals, store } = app.services;
     // Queued in the same turn: one batch, one transaction on the writer thread.
@@ -183,10 +189,7 @@ test(
   async () => {
     const { app, done } = await testApp();
     try {
-      const server = await registerServer(app);
-      const configId = await createConfig(app);
-      const [a, b] = [await createDeployment(app, configId, server.id), await createDeployment(app, configId, server.id)];
-      const principal = { kind: 'agent' as const, serverId: server.id, projectId: 'default', accessKeyId: 'unused' };
+      const { a, b, principal } = await twoDeployments(app);
       const body = { deploy_stdout: 'ok', deploy_status_code: 0 };
       // Deeper than structured clone can copy (the routes refuse such bodies long before this).
       let deep: unknown = [];
