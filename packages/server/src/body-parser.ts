@@ -58,6 +58,24 @@ export function syntaxReason(error: Error): string {
 type Done = (error: Error | null, body?: unknown) => void;
 
 /**
+ * A body's text as JSON: undefined when empty (no body), else the parsed value. Throws a coded
+ * HearthError: ERR_REQUEST_BODY_MALFORMED when it does not parse, ERR_REQUEST_INVALID when it
+ * parses but `bodyProblem` refuses it.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new HearthError('ERR_REQUEST_BODY_MALFORMED', { reason: syntaxReason(error as Error) });
+  }
+  const problem = bodyProblem(parsed);
+  if (problem) throw new HearthError('ERR_REQUEST_INVALID', { reason: problem });
+  return parsed;
+}
+
+/**
  * Every JSON body hearth reads is parsed here, whatever its Content-Type says: cfn-signal sends
  * none, curl's `-d` says form-urlencoded and Heat reads `text/plain` as JSON, yet all of them carry
  * JSON. An empty body is no body (the route's schema says whether it needs one). Then
@@ -67,20 +85,10 @@ type Done = (error: Error | null, body?: unknown) => void;
 export function installLenientJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done: Done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
     } catch (error) {
-      done(new HearthError('ERR_REQUEST_BODY_MALFORMED', { reason: syntaxReason(error as Error) }), undefined);
-      return;
+      done(error as Error, undefined);
     }
-    const problem = bodyProblem(parsed);
-    if (problem) done(new HearthError('ERR_REQUEST_INVALID', { reason: problem }), undefined);
-    else done(null, parsed);
   });
 }

@@ -11,8 +11,8 @@ import {
 } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
-import { bodyProblem } from '../../body-parser.ts';
-import { HearthError } from '../../domain/errors.ts';
+import { parseJsonBody } from '../../body-parser.ts';
+import { isHearthError } from '../../domain/errors.ts';
 
 const StackRef = Type.String({ minLength: 1, maxLength: 255 });
 const StackParams = Type.Object({ project_id: ProjectId, stack: StackRef });
@@ -27,16 +27,13 @@ export const scalingRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   // A manual signal may be plain text (`curl -H 'Content-Type: text/plain' -d 'why'`): kept as a string when it is not JSON.
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    let parsed: unknown;
     try {
-      parsed = text.trim() === '' ? undefined : JSON.parse(text);
-    } catch {
-      done(null, text);
-      return;
+      done(null, parseJsonBody(text));
+    } catch (error) {
+      // Text that is not JSON is the reason itself; JSON that cannot be kept is refused as anywhere else.
+      if (isHearthError(error) && error.code === 'ERR_REQUEST_BODY_MALFORMED') done(null, text);
+      else done(error as Error, undefined);
     }
-    const problem = bodyProblem(parsed);
-    if (problem) done(new HearthError('ERR_REQUEST_INVALID', { reason: problem }), undefined);
-    else done(null, parsed);
   });
 
   const groups = services.scalingGroups;
