@@ -81,18 +81,18 @@ export class WaitConditionService {
     return Promise.all(rows.map(async (row) => waitConditionView(this.transport, row, stack, await this.signalsOf(row.id))));
   }
 
-  /** One wait condition with its ETag; with `waitMs` and a matching `etag`, holds until it changes. */
+  /** One wait condition with its ETag; with `waitMs`, holds while `unchanged(etag)` says the client has it. */
   async get(
     projectId: string,
     stackRef: string,
     name: string,
-    wait?: { etag: string; waitMs: number; abort?: AbortSignal },
+    wait?: { unchanged: (etag: string) => boolean; waitMs: number; abort?: AbortSignal },
   ): Promise<{ condition: WaitCondition; etag: string }> {
     const stack = await this.stacks.resolve(projectId, stackRef);
     let row = await this.rowByName(stack, name);
     if (wait) {
       const until = Date.now() + wait.waitMs;
-      while (etagOf(row) === wait.etag && Date.now() < until && !wait.abort?.aborted) {
+      while (wait.unchanged(etagOf(row)) && Date.now() < until && !wait.abort?.aborted) {
         await waitForChange(this.feed, [topics.waitCondition(row.id)], until - Date.now(), wait.abort);
         row = await this.rowByName(stack, name);
       }

@@ -287,6 +287,28 @@ test('wait condition long-poll: held until a signal lands, then 200 with the new
   }
 });
 
+test('wait condition GET: If-None-Match takes a list, weak tags and *, on the plain GET and the long-poll', async () => {
+  const { app, done } = await testApp();
+  try {
+    await stackWithCondition(app);
+    const url = '/v1/default/stacks/web/wait_conditions/ready';
+    const etag = (await app.inject({ url, headers: ADMIN })).headers.etag as string;
+    for (const header of [`"other", ${etag}`, `W/${etag}`, '*']) {
+      const reply = await app.inject({ url, headers: { ...ADMIN, 'if-none-match': header } });
+      assert.equal(reply.statusCode, 304, header);
+      const started = Date.now();
+      const held = await app.inject({ url: `${url}?wait=1`, headers: { ...ADMIN, 'if-none-match': header } });
+      assert.equal(held.statusCode, 304, header);
+      assert.ok(Date.now() - started >= 900, `${header}: held for the wait, not answered at once`);
+    }
+    const stale = await app.inject({ url, headers: { ...ADMIN, 'if-none-match': '"other", W/"stale"' } });
+    assert.equal(stale.statusCode, 200);
+    assert.equal(stale.json().wait_condition.name, 'ready');
+  } finally {
+    await done();
+  }
+});
+
 test('scaling groups share the stack: a stack with a group cannot be deleted, and their names are taken', async () => {
   const { app, done } = await testApp();
   try {

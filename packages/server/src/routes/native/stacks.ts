@@ -4,6 +4,7 @@ import { ProjectId, ResourceName, StackCreate, WaitConditionCreate, WaitConditio
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
+import { ifNoneMatchHits } from '../etag.ts';
 
 const StackRef = Type.String({ minLength: 1, maxLength: 255 });
 const Params = Type.Object({ project_id: ProjectId });
@@ -60,10 +61,12 @@ export const stackRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         projectId,
         stack,
         name,
-        ifNoneMatch && wait > 0 ? { etag: ifNoneMatch, waitMs: wait * 1000, abort: abortOnClose(request, reply) } : undefined,
+        ifNoneMatch && wait > 0
+          ? { unchanged: (etag) => ifNoneMatchHits(ifNoneMatch, etag), waitMs: wait * 1000, abort: abortOnClose(request, reply) }
+          : undefined,
       );
       void reply.header('etag', etag).header('cache-control', 'no-cache');
-      if (ifNoneMatch === etag) return reply.code(304).send();
+      if (ifNoneMatchHits(ifNoneMatch, etag)) return reply.code(304).send();
       return { wait_condition: condition };
     },
   );
