@@ -1,4 +1,5 @@
 import type { DeploymentSignal, StoredOutput } from '@hearth/protocol';
+import { storableText } from './text.ts';
 
 /** What a signal does to a deployment. */
 export interface SignalOutcome {
@@ -37,6 +38,6 @@ export function signalOutcome(signal: DeploymentSignal, outputs: StoredOutput[],
   values.deploy_stderr = signal.deploy_stderr ?? null;
   values.deploy_status_code = signal.deploy_status_code ?? null;
   return reasons.length > 0
-    ? { status: 'FAILED', reason: reasons.join(', '), outputValues: values }
+    ? { status: 'FAILED', reason: storableText(reasons.join(', ')), outputValues: values }
     : { status: 'COMPLETE', reason: 'Outputs received', outputValues: values };
 }

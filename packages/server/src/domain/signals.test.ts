@@ -35,3 +35,40 @@ test('a deployment set IN_PROGRESS again without a new action refuses the same k
     await done();
   }
 });
+
+test('a NUL in what an agent sends never costs its signal: stored the same on every store, free text shows it as \\u0000', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const id = await createDeployment(app, await createConfig(app), server.id);
+    const heartbeat = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${id}/heartbeat`,
+      headers: server.auth,
+      payload: { message: 'step\u00001' },
+    });
+    assert.equal(heartbeat.statusCode, 200, heartbeat.body);
+    const payload = { deploy_stdout: 'out\u0000put', deploy_status_code: 0, oops: 'bad\u0000byte', result: 'r\u0000' };
+    const signal = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${id}/signal`, headers: server.auth, payload });
+    assert.equal(signal.statusCode, 200, signal.body);
+    assert.equal(signal.json().status, 'FAILED');
+    assert.equal(signal.json().status_reason, 'oops : bad\\u0000byte');
+    const again = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${id}/signal`, headers: server.auth, payload });
+    assert.equal(again.json().duplicate, true, again.body);
+    const shown = await app.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN });
+    const deployment = shown.json().software_deployment;
+    assert.equal(deployment.status_reason, 'oops : bad\\u0000byte');
+    // Values keep their NUL exactly: they are stored as JSON, which escapes it.
+    assert.equal(deployment.output_values.deploy_stdout, 'out\u0000put');
+    assert.equal(deployment.output_values.result, 'r\u0000');
+    const events = await app.inject({ url: `/v1/default/events?resource_id=${id}`, headers: ADMIN });
+    const messages = events.json<{ events: Array<{ message: string }> }>().events.map((e) => e.message);
+    assert.ok(messages.includes('Heartbeat: step\\u00001'), messages.join('\n'));
+    assert.ok(
+      messages.some((m) => m.endsWith('oops : bad\\u0000byte')),
+      messages.join('\n'),
+    );
+  } finally {
+    await done();
+  }
+});

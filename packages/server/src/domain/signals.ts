@@ -10,6 +10,7 @@ import { topics } from '../feed/feed.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
+import { storableText } from './text.ts';
 
 /** Throws unless the principal may signal or heartbeat this deployment. */
 export function assertMaySignal(
@@ -185,7 +186,7 @@ export class SignalService {
       await trx.updateTable('software_deployments').set({ last_heartbeat_at: now, deadline_at: deadline }).where('id', '=', id).execute();
       const progress = body.progress === undefined ? '' : ` (${body.progress}%)`;
       event(
-        deploymentEvent(row, 'deployment.heartbeat', `Heartbeat${progress}${body.message ? `: ${body.message}` : ''}`, {
+        deploymentEvent(row, 'deployment.heartbeat', `Heartbeat${progress}${body.message ? `: ${storableText(body.message)}` : ''}`, {
           ...body,
           deadline,
         }),

@@ -1,6 +1,7 @@
 import { CfnWaitConditionSignal, HeatWaitConditionSignal } from '@hearth/protocol';
 import { HearthError } from './errors.ts';
 import { bodyChecker } from './body-check.ts';
+import { storableText } from './text.ts';
 
 /** A signal as every handle flavour reduces it. */
 export interface WaitSignal {
@@ -20,7 +21,7 @@ export function cfnWaitSignal(body: unknown): WaitSignal {
   if (reason !== null)
     throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a CFN wait condition takes {Status, Reason, UniqueId, Data})` });
   const b = body as CfnWaitConditionSignal;
-  return { status: b.Status, reason: b.Reason, data: b.Data, id: b.UniqueId };
+  return { status: b.Status, reason: storableText(b.Reason), data: b.Data, id: storableText(b.UniqueId) };
 }
 
 /** Reads a Heat handle body (`{status, reason, data, id}`, all optional; absent = a SUCCESS), or throws a 400. */
@@ -30,5 +31,10 @@ export function heatWaitSignal(body: unknown): WaitSignal {
   if (reason !== null)
     throw new HearthError('ERR_SIGNAL_INVALID', { reason: `${reason} (a wait condition takes {status, reason, data, id})` });
   const b = value as HeatWaitConditionSignal;
-  return { status: b.status ?? 'SUCCESS', reason: b.reason ?? null, data: b.data ?? null, id: b.id === undefined ? null : String(b.id) };
+  return {
+    status: b.status ?? 'SUCCESS',
+    reason: b.reason === undefined || b.reason === null ? null : storableText(b.reason),
+    data: b.data ?? null,
+    id: b.id === undefined ? null : storableText(String(b.id)),
+  };
 }

@@ -309,6 +309,27 @@ test('wait condition GET: If-None-Match takes a list, weak tags and *, on the pl
   }
 });
 
+test('wait condition: a NUL in a signal id or reason never costs the signal; shown as \\u0000, the same on every store', async () => {
+  const { app, done } = await testApp();
+  try {
+    const condition = await stackWithCondition(app, { count: 1 });
+    const body = { status: 'SUCCESS', reason: 'up\u0000now', id: 'vm\u00001', data: 'd\u0000' };
+    const auth = { 'x-auth-token': condition.handle.token };
+    const signal = await injectUrl(app, 'POST', condition.handle.endpoint, body, auth);
+    assert.equal(signal.statusCode, 200, signal.body);
+    assert.equal((await injectUrl(app, 'POST', condition.handle.endpoint, body, auth)).statusCode, 200, 'a retry is acknowledged');
+    const shown = await show(app);
+    assert.equal(shown.status, 'COMPLETE');
+    assert.deepEqual(shown.data, { 'vm\\u00001': 'd\u0000' }, 'data keeps its NUL: it is stored as JSON');
+    assert.deepEqual(
+      shown.signals.map((s) => [s.id, s.reason]),
+      [['vm\\u00001', 'up\\u0000now']],
+    );
+  } finally {
+    await done();
+  }
+});
+
 test('scaling groups share the stack: a stack with a group cannot be deleted, and their names are taken', async () => {
   const { app, done } = await testApp();
   try {
