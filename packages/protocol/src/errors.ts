@@ -65,6 +65,7 @@ export const ERRORS = {
   ERR_ALARM_INVALID: { status: 400, message: 'The alarm is not valid: {reason}.' },
   ERR_METRIC_INVALID: { status: 400, message: 'The metric data is not valid: {reason}.' },
   ERR_SIGNED_URL_INVALID: { status: 403, message: 'The signed URL or signature is not valid: {reason}.' },
+  ERR_SIGNATURE_INCOMPLETE: { status: 400, message: 'The request is not signed as EC2 signatures must be: {reason}.' },
   ERR_SIGNED_URL_EXPIRED: { status: 403, message: 'The signed URL expired at {expired_at}: ask the operator for a new one.' },
   ERR_EVENT_CURSOR_INVALID: { status: 400, message: 'The event cursor {cursor} is not valid: pass the next_cursor of a previous page.' },
   ERR_STORE_UNAVAILABLE: { status: 503, message: 'The database is not available right now; try again shortly.' },

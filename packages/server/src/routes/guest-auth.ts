@@ -55,16 +55,28 @@ export async function ec2Holder(
     headers: request.headers,
     body: signed.body ?? (request.method === 'GET' || request.method === 'HEAD' ? '' : undefined),
   };
+  // `aws_code` is the error code the CFN API answers with (reference/server.md §1.4–1.5).
   const claimed = extractEc2Credential(ec2);
-  if (!claimed.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message });
+  if (!claimed.ok) {
+    if (claimed.code === 'IncompleteSignature') throw new HearthError('ERR_SIGNATURE_INCOMPLETE', { reason: claimed.message });
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message, aws_code: claimed.code });
+  }
   const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
-  if (!holder)
-    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the access key is unknown or was revoked (its resource was deleted)' });
+  if (!holder) {
+    throw new HearthError('ERR_SIGNED_URL_INVALID', {
+      reason: 'the access key is unknown or was revoked (its resource was deleted)',
+      aws_code: 'InvalidClientTokenId',
+    });
+  }
   // Pre-signed v2 URLs live as long as their resource (Heat's alarm URLs); a client signing each
   // request (SigV4, boto) gets Keystone's 15-minute replay window.
   const ttlSeconds = claimed.version === 4 ? DEFAULT_EC2_TTL_SECONDS : null;
   const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), { ttlSeconds });
-  if (!verified.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: verified.message });
+  if (!verified.ok) {
+    // A bad or expired signature is Keystone's 401, which Heat answers as AccessDenied.
+    if (verified.code === 'IncompleteSignature') throw new HearthError('ERR_SIGNATURE_INCOMPLETE', { reason: verified.message });
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: verified.message });
+  }
   assertNotExpired(holder);
   return holder;
 }

@@ -202,3 +202,41 @@ test('a parameter named __proto__ added to a signed URL breaks its signature, li
     await done();
   }
 });
+
+test('signature failures get the CFN codes the reference names: IncompleteSignature 400, MissingAuthenticationToken and InvalidClientTokenId 403', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { vm1 } = await twoServers(app);
+    const codeOf = (reply: LightMyRequestResponse) => /<Code>([^<]*)<\/Code>/.exec(reply.body)?.[1];
+    const signed = new URLSearchParams(describeParams('GET', vm1, 'vm1'));
+
+    const unsigned = new URLSearchParams(signed);
+    unsigned.delete('Signature');
+    const noSignature = await getQuery(app, unsigned.toString());
+    assert.equal(noSignature.statusCode, 400, noSignature.body);
+    assert.equal(codeOf(noSignature), 'IncompleteSignature');
+    assert.match(noSignature.body, /carries no signature/);
+
+    const oldVersion = await getQuery(app, describeParams('GET', vm1, 'vm1', { SignatureVersion: '1' }));
+    assert.equal(oldVersion.statusCode, 400, oldVersion.body);
+    assert.equal(codeOf(oldVersion), 'IncompleteSignature');
+
+    const keyless = new URLSearchParams(signed);
+    keyless.delete('AWSAccessKeyId');
+    const noKey = await getQuery(app, keyless.toString());
+    assert.equal(noKey.statusCode, 403, noKey.body);
+    assert.equal(codeOf(noKey), 'MissingAuthenticationToken');
+
+    const unknown = await getQuery(app, describeParams('GET', { key: 'AKunknownkey0000', secret: vm1.secret }, 'vm1'));
+    assert.equal(unknown.statusCode, 403, unknown.body);
+    assert.equal(codeOf(unknown), 'InvalidClientTokenId');
+
+    // A signature that does not match stays Heat's AccessDenied (Keystone's 401), with the JSON body too.
+    const wrong = await getQuery(app, describeParams('GET', { key: vm1.key, secret: 'not-the-secret' }, 'vm1', { ContentType: 'JSON' }));
+    assert.equal(wrong.statusCode, 403, wrong.body);
+    assert.equal(wrong.json().ErrorResponse.Error.Code, 'AccessDenied');
+    for (const reply of [noSignature, oldVersion, noKey, unknown, wrong]) assert.doesNotMatch(reply.body, /StackResourceDetail/);
+  } finally {
+    await done();
+  }
+});

@@ -38,8 +38,10 @@ function send(reply: FastifyReply, format: Format, status: number, body: string)
     .send(body);
 }
 
-/** CFN error codes for hearth's statuses. */
-function cfnCode(status: number, code: string): string {
+/** CFN error codes for hearth's statuses (an error that names its AWS code, `aws_code`, gets that). */
+function cfnCode(status: number, code: string, details: Record<string, unknown> = {}): string {
+  if (typeof details.aws_code === 'string') return details.aws_code;
+  if (code === 'ERR_SIGNATURE_INCOMPLETE') return 'IncompleteSignature';
   if (code === 'ERR_SIGNED_URL_INVALID' || code === 'ERR_SIGNED_URL_EXPIRED' || status === 401 || status === 403) return 'AccessDenied';
   if (status === 413) return 'RequestLimitExceeded';
   if (status === 404) return 'ValidationError';
@@ -112,7 +114,7 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         cfnErrorBody(
           {
             type: error.statusCode >= 500 ? 'Server' : 'Sender',
-            code: cfnCode(error.statusCode, error.code),
+            code: cfnCode(error.statusCode, error.code, error.details),
             message: `${error.message} (${error.code})`,
           },
           format,

@@ -248,7 +248,7 @@ test('policies: the alarm URL takes Alertmanager and Aodh payloads; cooldown, re
     assert.equal(revoked.alarm_url, null);
     const gone = await injectUrl(app, 'POST', rotated.alarm_url!, firing());
     assert.equal(gone.statusCode, 403);
-    assert.match(gone.body, /AccessDenied.*ERR_SIGNED_URL_INVALID/s);
+    assert.match(gone.body, /InvalidClientTokenId.*ERR_SIGNED_URL_INVALID/s);
     // An expiring URL.
     const short = (
       await app.inject({ method: 'POST', url: `${POLICIES}/up/rotate`, headers: ADMIN, payload: { url_expires_in: 1 } })
