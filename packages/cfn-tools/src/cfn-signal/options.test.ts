@@ -43,6 +43,26 @@ test('-d @file reads the data from the file; a missing file, a missing URL and b
   usage(['--retries', 'x', 'u'], /--retries 'x' must be a number/);
   usage(['--bogus', 'u'], /Unknown option '--bogus'/);
 });
+test('values starting with a dash that argparse takes are values: negative numbers, "-", words with a space', () => {
+  const failed = parseCfnSignalArgs(['-e', '-1', '-r', '-- install failed: see log', '-d', '-', '-i', '-5.5', 'u']);
+  assert.deepEqual(
+    [failed.status, failed.reason, failed.data, failed.uniqueId, failed.url],
+    ['FAILURE', '-- install failed: see log', '-', '-5.5', 'u'],
+  );
+  assert.equal(parseCfnSignalArgs(['--reason', '--retries 2', 'u']).reason, '--retries 2');
+  // argparse refuses these too: a flag-like word without a space, a known short flag, a long flag with `=`.
+  for (const argv of [
+    ['-r', '-x', 'u'],
+    ['-r', '-k y', 'u'],
+    ['-r', '--reason=a b', 'u'],
+  ]) {
+    assert.throws(
+      () => parseCfnSignalArgs(argv),
+      (error: { exitCode: number }) => error.exitCode === 2,
+      argv.join(' '),
+    );
+  }
+});
 
 test('the body is byte for byte what the original’s json.dumps writes, non-ASCII escaped', () => {
   assert.equal(

@@ -5,10 +5,51 @@ import { ExitError } from '@hearth/agent-kit/exit';
 /** The option table parseArgs takes. */
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
+/** A negative number, which argparse takes as a value (none of the originals has a flag like `-1`). */
+const NEGATIVE_NUMBER = /^-\d+$|^-\d*\.\d+$/;
+
+/**
+ * Whether argparse (which the originals use) takes `token`, met where an option wants its value, as that value
+ * although it starts with `-`: a lone `-`, a negative number, or text with a space that does not begin with a
+ * known short flag (`-k y`) or a prefix of a long one before any `=` (`--reason=a b`).
+ */
+function argparseTakesAsValue(token: string, options: FlagSpec): boolean {
+  if (token === '-' || NEGATIVE_NUMBER.test(token)) return true;
+  if (!/\s/.test(token)) return false;
+  if (token.startsWith('--')) {
+    const prefix = token.split('=', 1)[0]!.slice(2);
+    return !Object.keys(options).some((name) => name.startsWith(prefix));
+  }
+  return !Object.values(options).some((option) => option.short === token[1]);
+}
+
+/**
+ * Rewrites `-r VALUE` / `--reason VALUE` into `--reason=VALUE` when VALUE starts with `-` but argparse
+ * would take it as the value (`-e -1`, `-r "-- install failed"`); parseArgs refuses those otherwise.
+ */
+function joinDashValues(argv: string[], options: FlagSpec): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const token = argv[index]!;
+    if (token === '--') return [...out, ...argv.slice(index)];
+    const name = token.startsWith('--')
+      ? token.slice(2)
+      : /^-[^-]$/.test(token)
+        ? Object.keys(options).find((key) => options[key]!.short === token[1])
+        : undefined;
+    const next = argv[index + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next?.startsWith('-') && argparseTakesAsValue(next, options)) {
+      out.push(`--${name}=${next}`);
+      index++;
+    } else out.push(token);
+  }
+  return out;
+}
+
 /** Parses `argv` strictly against `options`; an unknown flag or a missing value is ExitError(2) with `usage`. */
 export function parseFlags<T extends FlagSpec>(argv: string[], options: T, usage: string) {
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return parseArgs({ args: joinDashValues(argv, options), options, allowPositionals: true, strict: true });
   } catch (error) {
     throw new ExitError(2, `${(error as Error).message}\n${usage}`);
   }
