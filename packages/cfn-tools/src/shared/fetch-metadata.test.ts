@@ -100,3 +100,16 @@ test('a 5xx falls back; a 403 (wrong secret) or an unknown resource is an error,
   assert.equal(fallback.source, 'local');
   assert.match(fallback.fallbackReason ?? '', /answered 500/);
 });
+
+test('local metadata that is not UTF-8 is skipped as invalid, never read with U+FFFD into the cache', async () => {
+  const paths = tempRootPaths();
+  mkdirSync(paths.heatCfntoolsDir, { recursive: true });
+  writeFileSync(paths.heatLocalDataPath, Buffer.from('{"motd": "caf\xe9"}', 'latin1'));
+  await assert.rejects(fetchMetadata({ paths }), /no metadata: .*cfn-init-data is not UTF-8/);
+  assert.throws(() => readFileSync(join(paths.cfnCacheDir, 'last_metadata')), /ENOENT/, 'nothing cached');
+
+  mkdirSync(paths.cfnCacheDir, { recursive: true });
+  writeFileSync(join(paths.cfnCacheDir, 'last_metadata'), '{"motd": "caf\u00e9"}');
+  const fetched = await fetchMetadata({ paths });
+  assert.deepEqual([fetched.source, fetched.metadata], ['cache', { motd: 'café' }]);
+});

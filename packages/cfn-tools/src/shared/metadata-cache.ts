@@ -22,13 +22,19 @@ export function metadataCacheFiles(paths: Pick<AgentPaths, 'cfnCacheDir'>, resou
 /** A JSON file's parsed content: `missing` when it cannot be read, `invalid` when it is not JSON. */
 export type JsonFileRead = { kind: 'ok'; value: unknown } | { kind: 'missing'; reason: string } | { kind: 'invalid'; reason: string };
 
-/** Reads and parses a JSON file without throwing. */
+/** Reads and parses a JSON file without throwing; bytes that are not UTF-8 make it `invalid` (never U+FFFD). */
 export function readJsonFile(path: string): JsonFileRead {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (error) {
     return { kind: 'missing', reason: (error as Error).message };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { kind: 'invalid', reason: `${path} is not UTF-8 text` };
   }
   try {
     return { kind: 'ok', value: JSON.parse(text) as unknown };
