@@ -11,6 +11,7 @@ import {
   mkdirSync,
   openSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -47,16 +48,19 @@ export function writeRenderedFile(path: string, file: RenderedFile): WriteOutcom
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(temp, 'wx', 0o600);
   try {
-    writeSync(fd, Buffer.from(file.body, 'utf8'));
-    fchmodSync(fd, mode);
-    if (uid !== -1 || gid !== -1) fchownSync(fd, uid, gid);
-    fsyncSync(fd);
+    try {
+      writeSync(fd, Buffer.from(file.body, 'utf8'));
+      fchmodSync(fd, mode);
+      if (uid !== -1 || gid !== -1) fchownSync(fd, uid, gid);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
   } catch (error) {
-    closeSync(fd);
-    unlinkSync(temp);
+    // Whatever failed (a full disk, a directory in the way of the rename), no temp file is left behind.
+    rmSync(temp, { force: true });
     throw error;
   }
-  closeSync(fd);
-  renameSync(temp, path);
   return 'written';
 }
