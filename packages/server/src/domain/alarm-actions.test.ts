@@ -12,6 +12,18 @@ test('action URLs: http(s) only, never link-local', () => {
   assert.equal(actionUrlProblem('not a url'), 'not a URL');
 });
 
+test('action URLs: link-local in IPv4-mapped IPv6 or numeric spellings is refused too', () => {
+  for (const url of [
+    'http://[::ffff:169.254.169.254]/latest/meta-data/',
+    'http://[::ffff:a9fe:1]/',
+    'http://2852039166/',
+    'http://[febf::1]/',
+  ])
+    assert.match(actionUrlProblem(url) ?? '', /link-local/, url);
+  assert.equal(actionUrlProblem('http://[::ffff:127.0.0.1]:8000/v1/signal/x'), null);
+  assert.equal(actionUrlProblem('http://[fec0::1]/'), null);
+});
+
 test('deliveries: in order per URL, retried after a failure, given up after a day, bounded by a stop time', async () => {
   const { app, done } = await testApp();
   try {

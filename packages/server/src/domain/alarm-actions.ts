@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import got from 'got';
 import { aodhState, type AlarmNotification, type AlarmState } from '@hearth/protocol';
 import type { Transaction } from 'kysely';
@@ -42,9 +42,24 @@ const postWithGot: ActionPoster = async (url, body, timeoutMs) => {
   return response.statusCode;
 };
 
+/** 169.254.0.0/16 and fe80::/10; BlockList also matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 range. */
+const LINK_LOCAL = new BlockList();
+LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
+LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
+
+/**
+ * True when a URL's hostname (brackets allowed) is a link-local address, in any spelling the URL
+ * parser leaves: dotted IPv4, IPv6, or IPv4-mapped IPv6 (`[::ffff:a9fe:a9fe]` reaches 169.254.169.254).
+ */
+export function isLinkLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const family = isIP(host);
+  return family !== 0 && LINK_LOCAL.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
 /**
  * Why hearth will not POST to a URL, or null if it will: http(s) only, and never a link-local
- * address (169.254.0.0/16 holds cloud metadata services, fe80::/10 likewise).
+ * address (169.254.0.0/16 holds cloud metadata services, fe80::/10 likewise), IPv4-mapped included.
  */
 export function actionUrlProblem(url: string): string | null {
   let parsed: URL;
@@ -54,10 +69,7 @@ export function actionUrlProblem(url: string): string | null {
     return 'not a URL';
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `scheme ${parsed.protocol} is not http or https`;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if ((isIP(host) === 4 && host.startsWith('169.254.')) || (isIP(host) === 6 && /^fe[89ab]/.test(host))) {
-    return 'link-local addresses (cloud metadata services) are never called';
-  }
+  if (isLinkLocalHost(parsed.hostname)) return 'link-local addresses (cloud metadata services) are never called';
   return null;
 }
 

@@ -50,6 +50,20 @@ test('actuator URLs: http(s) only, no credentials, never link-local', () => {
   assert.match(actuatorUrlProblem('not a url') ?? '', /not a URL/);
 });
 
+test('actuator URLs: link-local in IPv4-mapped IPv6 or numeric spellings is refused too', () => {
+  // The URL parser turns [::ffff:169.254.169.254] into [::ffff:a9fe:a9fe]; a socket to it reaches 169.254.169.254.
+  for (const url of [
+    'http://[::ffff:169.254.169.254]/latest',
+    'http://[::ffff:a9fe:a9fe]/latest',
+    'http://[0:0:0:0:0:ffff:a9fe:0101]/',
+    'http://2852039166/latest',
+    'http://[febf::1]/',
+  ])
+    assert.match(actuatorUrlProblem(url) ?? '', /link-local/, url);
+  assert.equal(actuatorUrlProblem('http://[::ffff:127.0.0.1]:8080/hook'), null);
+  assert.equal(actuatorUrlProblem('http://[fec0::1]/hook'), null);
+});
+
 test('retry delays double from 0.5 s up to the cap', () => {
   assert.deepEqual(
     [1, 2, 3, 4].map((a) => retryDelayMs(a)),

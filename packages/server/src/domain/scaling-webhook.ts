@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { ACTUATOR_HEADERS } from '@hearth/protocol';
 import { secretsEqual } from '../auth/secrets.ts';
+import { isLinkLocalHost } from './alarm-actions.ts';
 
 /**
  * The signature of an actuator webhook: `sha256=` + hex HMAC-SHA256(secret, `<timestamp>.<body>`),
@@ -74,7 +75,7 @@ export function actuatorUrlProblem(url: string): string | null {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `actuator.url must be http or https, not ${parsed.protocol}`;
   if (parsed.username || parsed.password) return 'actuator.url must not carry a user or password: use actuator.secret';
   const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (/^169\.254\./.test(host) || /^fe[89ab][0-9a-f]?:/.test(host) || host === 'metadata.google.internal')
+  if (isLinkLocalHost(host) || host === 'metadata.google.internal')
     return `actuator.url host ${host} is link-local (the cloud metadata service lives there): pick the provisioner's address`;
   return null;
 }
