@@ -70,6 +70,11 @@ export class MetricService {
     let time: string | null = null;
     if (sample.timestamp !== undefined) {
       const ms = Date.parse(sample.timestamp);
+      // The schema checks the shape only: `2026-13-45T99:99:99Z` parses to NaN, which no range check catches.
+      if (Number.isNaN(ms))
+        throw new HearthError('ERR_METRIC_INVALID', {
+          reason: `sample ${index} has timestamp ${sample.timestamp}, which is not a date and time`,
+        });
       const oldest = nowMs - this.retention.maxAgeSeconds * 1000;
       if (ms < oldest || ms > nowMs + MAX_FUTURE_MS) {
         throw new HearthError('ERR_METRIC_INVALID', {
@@ -96,7 +101,11 @@ export class MetricService {
     if (query.namespace) select = select.where('namespace', '=', query.namespace);
     if (query.metric_name) select = select.where('metric_name', '=', query.metric_name);
     if (query.server_id) select = select.where('server_id', '=', query.server_id);
-    if (query.since) select = select.where('time', '>=', new Date(query.since).toISOString());
+    if (query.since) {
+      const since = Date.parse(query.since);
+      if (Number.isNaN(since)) throw new HearthError('ERR_REQUEST_INVALID', { reason: `since ${query.since} is not a date and time` });
+      select = select.where('time', '>=', new Date(since).toISOString());
+    }
     const rows = await select
       .orderBy('time', 'desc')
       .orderBy('id', 'desc')

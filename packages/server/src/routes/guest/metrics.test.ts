@@ -262,3 +262,31 @@ test('native metrics: POST /v1/guest/metrics with the agent credential; others r
     await done();
   }
 });
+
+test('a timestamp of the right shape but no real date (month 13, hour 99) is a coded 400 on put and list, and stores nothing', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await registerServer(app, 'vm1');
+    const put = await app.inject({
+      method: 'POST',
+      url: '/v1/guest/metrics',
+      headers: vm.auth,
+      payload: {
+        samples: [
+          { metric_name: 'X', value: 1 },
+          { metric_name: 'X', value: 2, timestamp: '2026-13-45T99:99:99Z' },
+        ],
+      },
+    });
+    assert.equal(put.statusCode, 400, put.body);
+    assert.equal(errorCode(put), 'ERR_METRIC_INVALID');
+    assert.match(put.json().error.message, /sample 1 has timestamp 2026-13-45T99:99:99Z, which is not a date and time/);
+    const listed = await app.inject({ url: '/v1/default/metrics?since=2026-13-45T99:99:99Z', headers: ADMIN });
+    assert.equal(listed.statusCode, 400, listed.body);
+    assert.equal(errorCode(listed), 'ERR_REQUEST_INVALID');
+    const all = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(all.json().samples, [], 'the refused put stored nothing');
+  } finally {
+    await done();
+  }
+});
