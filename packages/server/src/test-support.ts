@@ -1,9 +1,11 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AppOptions } from './app.ts';
 import type { DialectName } from './store/migrations.ts';
+import type { Store } from './store/store.ts';
 import { postgresTestPass, testDatabaseUrl } from './store/test-database.ts';
 
 /** Admin token of the apps built by `testApp`. */
@@ -147,4 +149,30 @@ export async function waitConditionHandle(app: FastifyInstance): Promise<URL> {
   });
   if (created.statusCode !== 201) throw new Error(`wait condition failed: ${created.body}`);
   return new URL(created.json<{ wait_condition: { handle: { cfn_url: string } } }>().wait_condition.handle.cfn_url);
+}
+
+/**
+ * Lets a competing request win a write race deterministically: `interloper` runs once, just before
+ * the `skip + 1`-th next unit of `store` is queued, so it commits first.
+ */
+export function beforeWrite(
+  store: Store,
+  interloper: () => Promise<LightMyRequestResponse>,
+  skip = 0,
+): { reply: () => LightMyRequestResponse } {
+  const write = store.write.bind(store);
+  let reply: LightMyRequestResponse | undefined;
+  let seen = 0;
+  store.write = async (unit) => {
+    if (seen++ < skip) return write(unit);
+    store.write = write;
+    reply = await interloper();
+    return write(unit);
+  };
+  return {
+    reply: () => {
+      assert.ok(reply, 'the interloper did not run');
+      return reply;
+    },
+  };
 }

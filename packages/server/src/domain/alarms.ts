@@ -101,6 +101,9 @@ export class AlarmService {
   async delete(projectId: string, name: string): Promise<void> {
     const row = await this.rowByName(projectId, name);
     await this.store.write(async ({ trx, event }) => {
+      // Checked again in the write transaction: a second delete at the same moment is a 404, not a second event.
+      const current = await trx.selectFrom('alarms').select('id').where('id', '=', row.id).executeTakeFirst();
+      if (!current) throw new HearthError('ERR_ALARM_NOT_FOUND', { name });
       await trx.deleteFrom('alarm_deliveries').where('alarm_id', '=', row.id).execute();
       await trx.deleteFrom('alarm_history').where('alarm_id', '=', row.id).execute();
       await trx.deleteFrom('alarms').where('id', '=', row.id).execute();

@@ -7,6 +7,7 @@ import type { ScalingGroupRow } from '../store/schema-scaling.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import type { ServerService } from './servers.ts';
 import { resourceEvent } from './events.ts';
+import { HearthError } from './errors.ts';
 
 /** Feed topics of scaling: one group changed; the actuator outbox has new work. */
 export const scalingTopics = {
@@ -71,7 +72,9 @@ export class ScalingAdjuster {
   /** Runs one adjustment; with member_bootstrap, scale-ups create the new members' server records first. */
   async adjust(groupId: string, request: AdjustRequest): Promise<AdjustResult> {
     const plan = await this.store.write<Plan>(async (ctx) => {
-      const group = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', groupId).executeTakeFirstOrThrow();
+      const group = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', groupId).executeTakeFirst();
+      // Deleted after the caller found it (between an update's two writes): a coded 404, not a 500.
+      if (!group) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name: groupId, stack: '(deleted meanwhile)' });
       const blocked = this.blocker(group, request, ctx.now);
       const target = request.target(group);
       const previous = group.desired_capacity;

@@ -119,15 +119,17 @@ export class ScalingGroupService {
    * clamped to the new bounds (Heat's update rule, regardless of cooldown). A change is delivered.
    */
   async update(projectId: string, stackRef: string, name: string, body: ScalingGroupUpdate): Promise<ScalingGroup> {
-    const { row } = await this.find(projectId, stackRef, name);
-    const minSize = body.min_size ?? row.min_size;
-    const maxSize = body.max_size ?? row.max_size;
-    const problem = boundsProblem(minSize, maxSize, body.desired_capacity);
-    if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
+    const { row, stack } = await this.find(projectId, stackRef, name);
     await this.store.write(async ({ trx, now, event, publish }) => {
+      // The fields not in the body come from the group as it is now: a concurrent update is kept, not undone.
+      const current = await this.current(trx, row, stack);
+      const minSize = body.min_size ?? current.min_size;
+      const maxSize = body.max_size ?? current.max_size;
+      const problem = boundsProblem(minSize, maxSize, body.desired_capacity);
+      if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
       await trx
         .updateTable('scaling_groups')
-        .set({ min_size: minSize, max_size: maxSize, cooldown_s: body.cooldown ?? row.cooldown_s, updated_at: now })
+        .set({ min_size: minSize, max_size: maxSize, cooldown_s: body.cooldown ?? current.cooldown_s, updated_at: now })
         .where('id', '=', row.id)
         .execute();
       event(groupEvent(row, 'scaling_group.updated', `Scaling group ${row.name} bounds now [${minSize}, ${maxSize}]`));
@@ -142,8 +144,7 @@ export class ScalingGroupService {
     const { row, stack } = await this.find(projectId, stackRef, name);
     await this.store.write(async ({ trx, event, publish }) => {
       // Checked again in the write transaction: a second delete at the same moment is a 404, not a second event.
-      const current = await trx.selectFrom('scaling_groups').select('id').where('id', '=', row.id).executeTakeFirst();
-      if (!current) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name, stack: stack.name });
+      await this.current(trx, row, stack);
       const policies = await trx.selectFrom('scaling_policies').select('id').where('group_id', '=', row.id).execute();
       if (policies.length > 0) throw new HearthError('ERR_SCALING_GROUP_HAS_POLICIES', { name, count: policies.length });
       await trx.deleteFrom('actuator_deliveries').where('group_id', '=', row.id).execute();
@@ -156,10 +157,11 @@ export class ScalingGroupService {
 
   /** Adds and removes members (server ids of this project), as the provisioner reports them. */
   async changeMembers(projectId: string, stackRef: string, name: string, body: ScalingMembersChange): Promise<ScalingGroup> {
-    const { row } = await this.find(projectId, stackRef, name);
+    const { row, stack } = await this.find(projectId, stackRef, name);
     const add = [...new Set(body.add ?? [])];
     const remove = [...new Set(body.remove ?? [])];
     await this.store.write(async ({ trx, now, event, publish }) => {
+      await this.current(trx, row, stack);
       const known =
         add.length === 0
           ? []
@@ -190,6 +192,13 @@ export class ScalingGroupService {
       .orderBy('server_id')
       .execute();
     return rows.map((m) => ({ server_id: m.server_id, bootstrap: m.bootstrap === 1, added_time: heatTime(new Date(m.added_at)) }));
+  }
+
+  /** The group as it is in the write transaction, or ERR_SCALING_GROUP_NOT_FOUND when it was deleted since it was found. */
+  private async current(trx: Transaction<Database>, found: ScalingGroupRow, stack: StackRow): Promise<ScalingGroupRow> {
+    const row = await trx.selectFrom('scaling_groups').selectAll().where('id', '=', found.id).executeTakeFirst();
+    if (!row) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name: found.name, stack: stack.name });
+    return row;
   }
 
   private operatorChange(groupId: string, target: (group: ScalingGroupRow) => number, reason: string): Promise<AdjustResult> {

@@ -103,8 +103,9 @@ export class ScalingPolicyService {
 
   /** Deletes a policy; its alarm URL and token stop working at once. */
   async delete(projectId: string, stackRef: string, name: string): Promise<void> {
-    const { row } = await this.find(projectId, stackRef, name);
+    const { row: found, stack } = await this.find(projectId, stackRef, name);
     await this.store.write(async ({ trx, event }) => {
+      const row = await this.current(trx, found, stack);
       if (row.access_key_id !== null) await trx.deleteFrom('resource_credentials').where('access_key_id', '=', row.access_key_id).execute();
       await trx.deleteFrom('scaling_policies').where('id', '=', row.id).execute();
       event(policyEvent(row, 'scaling_policy.deleted', `Scaling policy ${row.name} deleted; its alarm URL is revoked`));
@@ -113,8 +114,10 @@ export class ScalingPolicyService {
 
   /** Issues a new access key (new alarm URL and token) and revokes the old one, optionally with an expiry. */
   async rotate(projectId: string, stackRef: string, name: string, body: ScalingPolicyRotate): Promise<ScalingPolicy> {
-    const { row, stack } = await this.find(projectId, stackRef, name);
+    const { row: found, stack } = await this.find(projectId, stackRef, name);
     const next = await this.store.write(async ({ trx, now, event }) => {
+      // The key to revoke is the one stored now: a rotation that committed meanwhile must not leave its key alive.
+      const row = await this.current(trx, found, stack);
       const updated: ScalingPolicyRow = {
         ...row,
         access_key_id: newAccessKeyId(this.transport.secrets),
@@ -131,16 +134,19 @@ export class ScalingPolicyService {
       event(policyEvent(row, 'scaling_policy.rotated', `Scaling policy ${row.name}: new alarm URL issued, the old one revoked`));
       return updated;
     });
-    return this.toApi(next, stack, await this.groupName(row.group_id));
+    return this.toApi(next, stack, await this.groupName(next.group_id));
   }
 
   /** Revokes the alarm URL and token; `rotate` issues new ones. */
   async revoke(projectId: string, stackRef: string, name: string): Promise<ScalingPolicy> {
-    const { row, stack } = await this.find(projectId, stackRef, name);
-    await this.store.write(async ({ trx, event }) => {
-      if (row.access_key_id !== null) await trx.deleteFrom('resource_credentials').where('access_key_id', '=', row.access_key_id).execute();
-      await trx.updateTable('scaling_policies').set({ access_key_id: null }).where('id', '=', row.id).execute();
-      event(policyEvent(row, 'scaling_policy.revoked', `Scaling policy ${row.name}: alarm URL and token revoked`));
+    const { row: found, stack } = await this.find(projectId, stackRef, name);
+    const row = await this.store.write(async ({ trx, event }) => {
+      const current = await this.current(trx, found, stack);
+      if (current.access_key_id !== null)
+        await trx.deleteFrom('resource_credentials').where('access_key_id', '=', current.access_key_id).execute();
+      await trx.updateTable('scaling_policies').set({ access_key_id: null }).where('id', '=', current.id).execute();
+      event(policyEvent(current, 'scaling_policy.revoked', `Scaling policy ${current.name}: alarm URL and token revoked`));
+      return current;
     });
     return this.toApi({ ...row, access_key_id: null }, stack, await this.groupName(row.group_id));
   }
@@ -223,6 +229,13 @@ export class ScalingPolicyService {
       .executeTakeFirst();
     if (!row) throw new HearthError('ERR_SCALING_POLICY_NOT_FOUND', { name, stack: stack.name });
     return { row, stack };
+  }
+
+  /** The policy as it is in the write transaction, or ERR_SCALING_POLICY_NOT_FOUND when it was deleted since it was found. */
+  private async current(trx: Transaction<Database>, found: ScalingPolicyRow, stack: StackRow): Promise<ScalingPolicyRow> {
+    const row = await trx.selectFrom('scaling_policies').selectAll().where('id', '=', found.id).executeTakeFirst();
+    if (!row) throw new HearthError('ERR_SCALING_POLICY_NOT_FOUND', { name: found.name, stack: stack.name });
+    return row;
   }
 
   private async groupName(groupId: string): Promise<string> {

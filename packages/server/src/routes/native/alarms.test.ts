@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Alarm } from '@hearth/protocol';
-import { ADMIN, errorCode, registerServer, testApp } from '../../test-support.ts';
+import { ADMIN, beforeWrite, errorCode, registerServer, testApp } from '../../test-support.ts';
 
 const cpuAlarm = {
   name: 'cpu-high',
@@ -91,6 +91,46 @@ test('alarms: bad bodies are 400 with the reason; agents and other projects are 
     assert.equal(otherProject.statusCode, 404);
     const none = await app.inject({ url: '/v1/default/alarms', headers: ADMIN });
     assert.deepEqual(none.json(), { alarms: [] }, 'nothing refused was created');
+  } finally {
+    await done();
+  }
+});
+
+test('alarms: an action URL on a link-local address in IPv4-mapped IPv6 is refused at create, nothing stored', async () => {
+  const { app, done } = await testApp();
+  try {
+    for (const url of ['http://[::ffff:169.254.169.254]/latest/meta-data/', 'http://[::ffff:a9fe:a9fe]/']) {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/v1/default/alarms',
+        headers: ADMIN,
+        payload: { ...cpuAlarm, ok_actions: [url] },
+      });
+      assert.equal(created.statusCode, 400, created.body);
+      assert.equal(errorCode(created), 'ERR_ALARM_INVALID');
+      assert.match(created.json().error.message, /link-local/);
+    }
+    assert.deepEqual((await app.inject({ url: '/v1/default/alarms', headers: ADMIN })).json().alarms, []);
+  } finally {
+    await done();
+  }
+});
+
+test('alarms: two deletes at once: the second is a coded 404 and records no second event', async () => {
+  const { app, done } = await testApp();
+  try {
+    const created = await app.inject({ method: 'POST', url: '/v1/default/alarms', headers: ADMIN, payload: cpuAlarm });
+    assert.equal(created.statusCode, 201, created.body);
+    const store = app.services.store;
+    await app.services.alarmEvaluator.stop(); // its background writes would take the first delete's turn
+    // The first delete commits just before the second reaches the writer (the second already found the alarm).
+    const first = beforeWrite(store, () => app.inject({ method: 'DELETE', url: '/v1/default/alarms/cpu-high', headers: ADMIN }));
+    const second = await app.inject({ method: 'DELETE', url: '/v1/default/alarms/cpu-high', headers: ADMIN });
+    assert.equal(first.reply().statusCode, 204, first.reply().body);
+    assert.equal(second.statusCode, 404, second.body);
+    assert.equal(errorCode(second), 'ERR_ALARM_NOT_FOUND');
+    const events = await store.reader.selectFrom('events').select('type').where('type', '=', 'alarm.deleted').execute();
+    assert.equal(events.length, 1);
   } finally {
     await done();
   }

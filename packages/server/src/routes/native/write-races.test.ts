@@ -4,26 +4,8 @@
 // queued first. The loser must get a coded 4xx, never a 500 nor a half-written row.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { Store } from '../../store/store.ts';
-import { ADMIN, createConfig, createDeployment, errorCode, testApp } from '../../test-support.ts';
-
-/** Runs `interloper` once, before the next unit of `store` is queued: it commits first. */
-function beforeNextWrite(store: Store, interloper: () => Promise<LightMyRequestResponse>): { reply: () => LightMyRequestResponse } {
-  const write = store.write.bind(store);
-  let reply: LightMyRequestResponse | undefined;
-  store.write = async (unit) => {
-    store.write = write;
-    reply = await interloper();
-    return write(unit);
-  };
-  return {
-    reply: () => {
-      assert.ok(reply, 'the interloper did not run');
-      return reply;
-    },
-  };
-}
+import type { FastifyInstance } from 'fastify';
+import { ADMIN, createConfig, createDeployment, errorCode, testApp, beforeWrite } from '../../test-support.ts';
 
 const storeOf = (app: FastifyInstance) => app.services.store;
 
@@ -48,7 +30,7 @@ test('a deployment created while its config is deleted: coded 404, nothing writt
   try {
     const configId = await createConfig(app);
     await app.inject({ url: `/v1/default/software_configs/${configId}`, headers: ADMIN }); // cached, as in the report
-    const deleted = beforeNextWrite(storeOf(app), () =>
+    const deleted = beforeWrite(storeOf(app), () =>
       app.inject({ method: 'DELETE', url: `/v1/default/software_configs/${configId}`, headers: ADMIN }),
     );
     const created = await app.inject({
@@ -77,7 +59,7 @@ test('a deployment updated to a config that is deleted meanwhile: coded 404, unc
     const first = await createConfig(app);
     const second = await createConfig(app, { name: 'second' });
     const deploymentId = await createDeployment(app, first, 'vm-a');
-    const deleted = beforeNextWrite(storeOf(app), () =>
+    const deleted = beforeWrite(storeOf(app), () =>
       app.inject({ method: 'DELETE', url: `/v1/default/software_configs/${second}`, headers: ADMIN }),
     );
     const updated = await app.inject({
@@ -101,7 +83,7 @@ test('a deployment created in a stack that is deleted meanwhile: coded 404, no o
   try {
     const configId = await createConfig(app);
     await createStack(app, 'web');
-    const deleted = beforeNextWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
+    const deleted = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
     const created = await app.inject({
       method: 'POST',
       url: '/v1/default/software_deployments',
@@ -122,7 +104,7 @@ test('a stack deleted while a deployment is created in it: the delete is refused
   try {
     const configId = await createConfig(app);
     await createStack(app, 'web');
-    const created = beforeNextWrite(storeOf(app), () =>
+    const created = beforeWrite(storeOf(app), () =>
       app.inject({
         method: 'POST',
         url: '/v1/default/software_deployments',
@@ -143,7 +125,7 @@ test('a stack deleted twice at once: the second gets a coded 404', async () => {
   const { app, done } = await testApp();
   try {
     await createStack(app, 'web');
-    const first = beforeNextWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
+    const first = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
     const second = await app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN });
     assert.equal(first.reply().statusCode, 204, first.reply().body);
     assert.equal(second.statusCode, 404, second.body);
@@ -157,7 +139,7 @@ test('a wait condition created in a stack that is deleted meanwhile: coded 404, 
   const { app, done } = await testApp();
   try {
     await createStack(app, 'web');
-    const deleted = beforeNextWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
+    const deleted = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
     const created = await app.inject({
       method: 'POST',
       url: '/v1/default/stacks/web/wait_conditions',
@@ -188,7 +170,7 @@ test('a heartbeat (or second delete) of a wait condition deleted meanwhile: code
     const deleteCondition = (name: string) =>
       app.inject({ method: 'DELETE', url: `/v1/default/stacks/web/wait_conditions/${name}`, headers: ADMIN });
 
-    const deleted = beforeNextWrite(storeOf(app), () => deleteCondition('one'));
+    const deleted = beforeWrite(storeOf(app), () => deleteCondition('one'));
     const heartbeat = await app.inject({
       method: 'POST',
       url: '/v1/default/stacks/web/wait_conditions/one/heartbeat',
@@ -199,7 +181,7 @@ test('a heartbeat (or second delete) of a wait condition deleted meanwhile: code
     assert.equal(heartbeat.statusCode, 404, heartbeat.body);
     assert.equal(errorCode(heartbeat), 'ERR_WAIT_CONDITION_NOT_FOUND');
 
-    const first = beforeNextWrite(storeOf(app), () => deleteCondition('two'));
+    const first = beforeWrite(storeOf(app), () => deleteCondition('two'));
     const second = await deleteCondition('two');
     assert.equal(first.reply().statusCode, 204, first.reply().body);
     assert.equal(second.statusCode, 404, second.body);
@@ -282,7 +264,7 @@ test('a server or scaling group put in a stack that is deleted meanwhile: coded 
     ];
     for (const { url, payload, table } of requests) {
       await createStack(app, 'web');
-      const deleted = beforeNextWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
+      const deleted = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
       const created = await app.inject({ method: 'POST', url, headers: ADMIN, payload });
       assert.equal(deleted.reply().statusCode, 204, deleted.reply().body);
       assert.equal(created.statusCode, 404, `${url}: ${created.body}`);
@@ -306,7 +288,7 @@ test('a scaling policy created while its group is deleted: coded 404, no orphan 
       payload: { name: 'g', min_size: 0, max_size: 1, actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' } },
     });
     assert.equal(group.statusCode, 201, group.body);
-    const deleted = beforeNextWrite(storeOf(app), () =>
+    const deleted = beforeWrite(storeOf(app), () =>
       app.inject({ method: 'DELETE', url: '/v1/default/stacks/web/scaling_groups/g', headers: ADMIN }),
     );
     const policy = await app.inject({
