@@ -139,3 +139,10 @@ test('osloInterpolate leaves unknown names and lone dollars as written', () => {
   });
   assert.deepEqual(asked, ['a_b1'], 'a bare name stops at the dot');
 });
+
+test('stripQuotes: false keeps quoted values whole, as Python ConfigParser does', () => {
+  const text = '[s]\na = "x" -y "z"\nb = \'q\'\n';
+  assert.deepEqual(iniValue(parseIni(text), 's', 'a'), 'x" -y "z');
+  assert.deepEqual(iniValue(parseIni(text, 'f', { stripQuotes: false }), 's', 'a'), '"x" -y "z"');
+  assert.deepEqual(iniValue(parseIni(text, 'f', { stripQuotes: false }), 's', 'b'), "'q'");
+});

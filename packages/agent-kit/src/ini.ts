@@ -27,13 +27,20 @@ function unquote(value: string): string {
   return value;
 }
 
+/** How to read values: oslo.config strips one pair of surrounding quotes; Python's ConfigParser keeps them. */
+export interface IniOptions {
+  /** Default true (oslo.config). False for files Python's ConfigParser reads (heat-cfntools, boto). */
+  stripQuotes?: boolean;
+}
+
 /**
  * Parses oslo.config-style INI text: `[section]`, `key = value` or `key: value` (split at the first
  * `=` or `:`), whole-line comments `#` and `;`, indented lines continuing the previous value (joined
  * with a newline), and repeated keys accumulating (oslo's MultiStrOpt). Throws IniParseError on a line
- * it cannot read.
+ * it cannot read. With `stripQuotes: false`, values keep their quotes, as ConfigParser reads them.
  */
-export function parseIni(text: string, file?: string): IniDocument {
+export function parseIni(text: string, file?: string, options: IniOptions = {}): IniDocument {
+  const stripQuotes = options.stripQuotes ?? true;
   const document: IniDocument = new Map();
   let section = sectionIn(document, DEFAULT_SECTION);
   let last: { values: string[]; index: number } | undefined;
@@ -59,7 +66,8 @@ export function parseIni(text: string, file?: string): IniDocument {
     const separator = trimmed.search(/[=:]/);
     if (separator <= 0) throw new IniParseError(lineNumber, `expected "key = value", got ${JSON.stringify(trimmed)}`, file);
     const key = trimmed.slice(0, separator).trim();
-    const value = unquote(trimmed.slice(separator + 1).trim());
+    const given = trimmed.slice(separator + 1).trim();
+    const value = stripQuotes ? unquote(given) : given;
     const values = section.get(key) ?? [];
     values.push(value);
     section.set(key, values);

@@ -85,3 +85,11 @@ test('tick expressions: the interval itself when it divides a minute or an hour,
   assert.equal(tickExpression(7 * 60), '0 * * * * *');
   assert.equal(tickExpression(90), '* * * * * *');
 });
+
+test('values keep their quotes, as Python ConfigParser reads them: a quoted word in an action stays shell text', () => {
+  const files = setup({
+    'cfn-hup.conf': MAIN,
+    'hooks.conf': '[reload]\ntriggers = post.update\npath = Resources.Server.Metadata\naction = "/opt/run me.sh" --flag "y"\n',
+  });
+  assert.equal(loadHupConfig(files).hooks[0]!.action, '"/opt/run me.sh" --flag "y"');
+});

@@ -4,6 +4,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
 import { parseIni, type IniDocument } from '@hearth/agent-kit/ini';
+/** heat-cfntools reads its files with Python's ConfigParser, which keeps quotes (oslo.config strips them). */
+const CONFIGPARSER = { stripQuotes: false };
 
 /** The events a hook can subscribe to, matched exactly (the original matched substrings). */
 export const HOOK_TRIGGERS = ['post.add', 'post.update', 'post.remove', 'service.restarted'] as const;
@@ -133,7 +135,7 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
   } catch (error) {
     throw new ExitError(1, `cannot open the main configuration ${files.mainFile}: ${(error as Error).message}`);
   }
-  const mainDoc = parseIni(mainText, files.mainFile);
+  const mainDoc = parseIni(mainText, files.mainFile, CONFIGPARSER);
   const stack = value(mainDoc, 'main', 'stack');
   const credentialFile = value(mainDoc, 'main', 'credential-file');
   if (!stack || !credentialFile) {
@@ -161,7 +163,7 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && file !== files.mainFile) continue;
       throw new ExitError(1, `cannot read ${file}: ${(error as Error).message}`);
     }
-    for (const [name, section] of parseIni(text, file)) {
+    for (const [name, section] of parseIni(text, file, CONFIGPARSER)) {
       if (name === 'main' || name === 'DEFAULT') continue;
       if (hooks.some((hook) => hook.name === name))
         throw new ExitError(1, `hook [${name}] in ${file} is already defined in ${hooks.find((hook) => hook.name === name)!.file}`);

@@ -54,7 +54,8 @@ function readOptional(path: string): string | undefined {
 export function readBotoConfig(path: string): BotoConfig | undefined {
   const text = readOptional(path);
   if (text === undefined) return undefined;
-  const doc = parseIni(text, path);
+  // boto reads this file with Python's ConfigParser, which keeps quotes.
+  const doc = parseIni(text, path, { stripQuotes: false });
   const host = iniValue(doc, 'Boto', 'cfn_region_endpoint')?.trim();
   return {
     endpointHost: host === '' ? undefined : host,
