@@ -61,3 +61,36 @@ test('two deliverers on one database send each change once, in order; delivered 
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 });
+
+test('a stored actuator URL on a link-local host (saved before the check knew its spelling) is never called: the delivery fails, saying why', async () => {
+  const { app, done } = await testApp();
+  const { services } = app;
+  await services.actuatorDeliverer.stop();
+  const transport = { publicUrl: services.publicUrl, secrets: services.secrets };
+  const deliverer = new ActuatorDeliverer(services.store, services.feed, transport, (error) => assert.fail(String(error)), { pollMs: 5 });
+  try {
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+    const group = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      payload: { name: 'g', min_size: 1, max_size: 2, actuator: { url: 'http://127.0.0.1:9/' } },
+    });
+    assert.equal(group.statusCode, 201, group.body);
+    // As a row written by an older hearth: the URL parser's spelling of [::ffff:169.254.169.254].
+    await services.store.write(({ trx }) =>
+      trx.updateTable('scaling_groups').set({ actuator_url: 'http://[::ffff:a9fe:a9fe]/x' }).execute(),
+    );
+    deliverer.start();
+    let lastError: string | null = null;
+    for (let waited = 0; waited < 5000 && lastError === null; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const row = await services.store.reader.selectFrom('actuator_deliveries').select('last_error').executeTakeFirst();
+      lastError = row?.last_error ?? null;
+    }
+    assert.match(lastError ?? '', /not sent: .*link-local/);
+  } finally {
+    await deliverer.stop();
+    await done();
+  }
+});

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.ts';
 import type { ActuatorDeliveryRow } from '../store/schema-scaling.ts';
 import type { Feed } from '../feed/feed.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
-import { actuatorHeaders, openSecret, retryDelayMs } from './scaling-webhook.ts';
+import { actuatorHeaders, actuatorUrlProblem, openSecret, retryDelayMs } from './scaling-webhook.ts';
 import { scalingTopics } from './scaling-adjust.ts';
 import { resourceEvent } from './events.ts';
 
@@ -124,15 +124,11 @@ export class ActuatorDeliverer {
     });
   }
 
-  /** POSTs one delivery; true on a 2xx. */
-  private async attempt(row: ActuatorDeliveryRow): Promise<boolean> {
-    const group = await this.store.reader
-      .selectFrom('scaling_groups')
-      .select(['id', 'project_id', 'name', 'actuator_url', 'actuator_secret_sealed'])
-      .where('id', '=', row.group_id)
-      .executeTakeFirst();
-    if (!group || !(await this.claim(row))) return false;
-    let error: string | null = null;
+  /** POSTs one delivery: null on a 2xx, else what went wrong. */
+  private async post(group: { actuator_url: string; actuator_secret_sealed: string }, row: ActuatorDeliveryRow): Promise<string | null> {
+    // Checked again at send time, as alarm actions are: a row stored before the check knew a spelling is never called.
+    const problem = actuatorUrlProblem(group.actuator_url);
+    if (problem !== null) return `not sent: ${problem}`;
     try {
       const body = JSON.stringify(await this.render(JSON.parse(row.payload) as ActuatorWebhook));
       const secret = openSecret(this.transport.secrets.tokenKey(), group.actuator_secret_sealed);
@@ -144,10 +140,21 @@ export class ActuatorDeliverer {
         throwHttpErrors: false,
         followRedirect: false,
       });
-      if (response.statusCode < 200 || response.statusCode >= 300) error = `HTTP ${response.statusCode} from ${group.actuator_url}`;
+      return response.statusCode >= 200 && response.statusCode < 300 ? null : `HTTP ${response.statusCode} from ${group.actuator_url}`;
     } catch (caught) {
-      error = `${(caught as Error).message}`.slice(0, 500);
+      return `${(caught as Error).message}`.slice(0, 500);
     }
+  }
+
+  /** Attempts one delivery and records the outcome; true on a 2xx. */
+  private async attempt(row: ActuatorDeliveryRow): Promise<boolean> {
+    const group = await this.store.reader
+      .selectFrom('scaling_groups')
+      .select(['id', 'project_id', 'name', 'actuator_url', 'actuator_secret_sealed'])
+      .where('id', '=', row.group_id)
+      .executeTakeFirst();
+    if (!group || !(await this.claim(row))) return false;
+    const error = await this.post(group, row);
     await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx
         .selectFrom('actuator_deliveries')
