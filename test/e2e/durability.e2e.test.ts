@@ -3,31 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request, Agent } from 'node:http';
-import { freePort, removeServerData, spawnServer } from '../helpers/server.ts';
+import { Agent } from 'node:http';
+import { freePort, postJson, removeServerData, spawnServer } from '../helpers/server.ts';
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 32 });
-
-function post(url: string, headers: Record<string, string>, body: unknown): Promise<number> {
-  return new Promise((resolve) => {
-    const data = JSON.stringify(body);
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent: keepAlive,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end(data);
-  });
-}
 
 test('SIGKILL under signal load loses no acknowledged signal', { timeout: 180_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-kill-'));
@@ -70,7 +49,7 @@ test('SIGKILL under signal load loses no acknowledged signal', { timeout: 180_00
     const sender = async () => {
       while (!killed && next < ids.length) {
         const id = ids[next++]!;
-        const status = await post(`${server.url}/v1/guest/deployments/${id}/signal`, agent, {
+        const status = await postJson(keepAlive, `${server.url}/v1/guest/deployments/${id}/signal`, agent, {
           deploy_status_code: 0,
           deploy_stdout: `done ${id}`,
         });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
+import { request, type Agent } from 'node:http';
 import { buildApp } from '../../packages/server/src/app.ts';
 import { testDatabaseUrl, type TestDatabase } from '../../packages/server/src/store/test-database.ts';
 
@@ -152,4 +153,22 @@ export async function spawnServer(dataDir: string, port: number, token = 'test-a
   }
   child.kill('SIGKILL');
   throw new Error('hearth-server did not become ready within 30 s');
+}
+
+/** POSTs JSON over `agent`; resolves with the status, or 0 when the connection failed or was cut before the reply. */
+export function postJson(agent: Agent, url: string, headers: Record<string, string>, body: unknown): Promise<number> {
+  return new Promise((resolve) => {
+    const data = JSON.stringify(body);
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.end(data);
+  });
 }

@@ -17,6 +17,9 @@ import { guestRoutes } from './routes/guest/index.ts';
 import { guestMetricRoutes } from './routes/guest/metrics.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 
+/** How long closing waits for writes in flight to be answered before it cuts their connections. */
+const WRITE_DRAIN_MS = 10_000;
+
 /** Options of one hearth-server app. */
 export interface AppOptions {
   /** Data directory (SQLite file, generated secrets). */
@@ -90,8 +93,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     services.metrics.requestSeconds.observe({ route }, reply.elapsedTime / 1000);
     done();
   });
+  // Writes in flight when the app closes are answered before the connections are cut: a write
+  // committed but cut off would look lost to its sender. Reads (long-polls, event streams) are cut.
+  let writesInFlight = 0;
+  let writesAnswered: (() => void) | undefined;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      writesInFlight++;
+      reply.raw.once('close', () => {
+        if (--writesInFlight === 0) writesAnswered?.();
+      });
+    }
+    done();
+  });
   app.addHook('preClose', async () => {
     closing = true;
+    if (writesInFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      writesAnswered = resolve;
+      setTimeout(resolve, WRITE_DRAIN_MS).unref();
+    });
   });
   app.addHook('onClose', async () => {
     await services.close();
