@@ -1,48 +1,98 @@
 import { Command, CommanderError } from 'commander';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { loadOrCreateSecret, resolveSettings, type ServeFlags, type ServerSettings } from './config.ts';
-import { openStore, redactDatabaseUrl } from './store/store.ts';
-
-/** An error that ends the command with an exit code (only this file calls process.exit). */
-class ExitError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
+import { EXIT, ExitError, describeStore, loadOrCreateSecret, resolveSettings, type ServeFlags, type ServerSettings } from './config.ts';
+import { openStore, sqliteFile, type Store } from './store/store.ts';
+import { isStoreUnavailable } from './store/unavailable.ts';
 
 function settingsOrExit(flags: ServeFlags): ServerSettings {
   const { settings, errors } = resolveSettings(flags, process.env);
-  if (!settings) throw new ExitError(`hearth-server: ${errors.join('; ')}`, 64);
+  if (!settings) throw new ExitError(errors.join('; '), EXIT.usage);
   return settings;
+}
+
+const FILE_ERRORS = new Set(['EACCES', 'EPERM', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC', 'ELOOP', 'ENOENT']);
+
+/** A failure to open, migrate or write the store (or the data dir) at start, as an exit with what to do. */
+function startupFailure(error: unknown, settings: ServerSettings): unknown {
+  if (error instanceof ExitError || !(error instanceof Error)) return error;
+  const { code: rawCode } = error as { code?: unknown };
+  const code = typeof rawCode === 'string' ? rawCode : '';
+  const store = describeStore(settings);
+  if (settings.databaseUrl?.startsWith('postgres')) {
+    if (isStoreUnavailable(error) || /^(08|28|3D)/.test(code)) {
+      return new ExitError(
+        `cannot use the database ${store}: ${error.message}; check --database-url (env HEARTH_DATABASE_URL) and that PostgreSQL runs and accepts this user`,
+        EXIT.unavailable,
+      );
+    }
+  }
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new ExitError(
+      `${sqliteFile(settings.dataDir, settings.databaseUrl)} is not a usable SQLite database (${error.message}): restore it from a backup, or move it away to start afresh`,
+      EXIT.dataError,
+    );
+  }
+  if (FILE_ERRORS.has(code) || /^SQLITE_(CANTOPEN|READONLY|PERM|IOERR)/.test(code)) {
+    const where = code.startsWith('SQLITE_')
+      ? `${sqliteFile(settings.dataDir, settings.databaseUrl)} (${error.message}): make it a file this user can write`
+      : `the data dir ${settings.dataDir} (${error.message}): make it a directory this user can write`;
+    return new ExitError(`cannot write ${where}, or pick another with --data-dir (env HEARTH_DATA_DIR)`, EXIT.cannotCreate);
+  }
+  return error;
+}
+
+/** A failure to listen, as an exit with what to do. */
+function listenFailure(error: unknown, settings: ServerSettings): unknown {
+  const code = (error as { code?: unknown }).code;
+  const address = `${settings.host}:${settings.port}`;
+  if (code === 'EADDRINUSE') {
+    return new ExitError(`${address} is in use by another process: pick another with --listen (env HEARTH_LISTEN)`, EXIT.addressInUse);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EACCES') {
+    const why = code === 'EACCES' ? 'this user may not bind that port' : 'that host is not an address of this machine';
+    return new ExitError(`cannot listen on ${address}: ${why}; pick another with --listen (env HEARTH_LISTEN)`, EXIT.usage);
+  }
+  return error;
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
-  const admin = loadOrCreateSecret(settings.dataDir, 'admin-token', process.env.HEARTH_ADMIN_TOKEN);
-  const key = loadOrCreateSecret(settings.dataDir, 'secret-key', process.env.HEARTH_SECRET_KEY);
-  const app = await buildApp({
-    dataDir: settings.dataDir,
-    databaseUrl: settings.databaseUrl,
-    adminToken: admin.value,
-    secretKey: key.value,
-    publicUrl: settings.publicUrl,
-    logger: { level: settings.logLevel, stream: process.stderr },
-    ...(settings.alarmSchedule === undefined ? {} : { alarms: { evaluator: { schedule: settings.alarmSchedule } } }),
-  });
-  await app.listen({ host: settings.host, port: settings.port });
-  const store = settings.databaseUrl ? redactDatabaseUrl(settings.databaseUrl) : `SQLite in ${settings.dataDir}/hearth.db`;
+  let app: FastifyInstance;
+  let admin: { value: string; source: string };
+  try {
+    admin = loadOrCreateSecret(settings.dataDir, 'admin-token', process.env.HEARTH_ADMIN_TOKEN);
+    const key = loadOrCreateSecret(settings.dataDir, 'secret-key', process.env.HEARTH_SECRET_KEY);
+    app = await buildApp({
+      dataDir: settings.dataDir,
+      databaseUrl: settings.databaseUrl,
+      adminToken: admin.value,
+      secretKey: key.value,
+      publicUrl: settings.publicUrl,
+      logger: { level: settings.logLevel, stream: process.stderr },
+      ...(settings.alarmSchedule === undefined ? {} : { alarms: { evaluator: { schedule: settings.alarmSchedule } } }),
+    });
+  } catch (error) {
+    throw startupFailure(error, settings);
+  }
+  try {
+    await app.listen({ host: settings.host, port: settings.port });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw listenFailure(error, settings);
+  }
+  const store = describeStore(settings);
+  const bound = app.server.address();
+  const port = typeof bound === 'object' && bound !== null ? bound.port : settings.port; // the one picked for --listen HOST:0
   process.stdout.write(
     [
-      `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${settings.port}`,
+      `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`,
       `  store:       ${store}`,
       `  admin token: ${admin.source === 'environment' ? 'from HEARTH_ADMIN_TOKEN' : `in ${admin.source}`} (send it as X-Auth-Token)`,
       `  native API:  ${settings.publicUrl}/v1/default/`,
       `  guest API:   ${settings.publicUrl}/v1/guest/metadata`,
       `  API docs:    ${settings.publicUrl}/docs`,
-      `  try:         HEARTH_URL=${settings.publicUrl} HEARTH_TOKEN=$(cat ${admin.source === 'environment' ? '<your token file>' : admin.source}) npx hearth server list`,
+      `  try:         HEARTH_URL=${settings.publicUrl} HEARTH_TOKEN=${admin.source === 'environment' ? '$HEARTH_ADMIN_TOKEN' : `$(cat ${admin.source})`} npx hearth server list`,
       '',
     ].join('\n'),
   );
@@ -62,12 +112,15 @@ async function serve(flags: ServeFlags): Promise<void> {
 
 async function migrate(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
-  const store = openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
+  let store: Store | undefined;
   try {
+    store = openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
     const applied = await store.migrate();
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');
+  } catch (error) {
+    throw startupFailure(error, settings);
   } finally {
-    await store.close();
+    await store?.close();
   }
 }
 
@@ -80,7 +133,13 @@ function withStoreOptions(command: Command): Command {
 const program = new Command('hearth-server')
   .description('hearth-server: software configs, deployments, metadata and signals for VMs')
   .exitOverride()
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    'after',
+    `\nExit codes: 0 ok (and on SIGTERM/SIGINT after a clean stop), 1 unexpected error, ${EXIT.usage} bad flag or HEARTH_* value,
+${EXIT.dataError} unusable file in the data dir (empty secret, hearth.db not SQLite), ${EXIT.unavailable} database unreachable,
+${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use, ${EXIT.permission} secret file readable by others.`,
+  );
 withStoreOptions(
   program
     .command('serve')
@@ -94,11 +153,10 @@ withStoreOptions(program.command('migrate').description('apply database migratio
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 64);
   if (error instanceof ExitError) {
-    process.stderr.write(`${error.message}\n`);
+    process.stderr.write(`hearth-server: ${error.message}\n`);
     process.exit(error.exitCode);
   }
   const message = error instanceof Error ? error.message : String(error);
-  const hint = /EADDRINUSE/.test(message) ? ' (another process uses that port: pick another with --listen)' : '';
-  process.stderr.write(`hearth-server: ${message}${hint}\n`);
+  process.stderr.write(`hearth-server: ${message}\n`);
   process.exit(1);
 });

@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveSettings } from './config.ts';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { EXIT, ExitError, describeStore, loadOrCreateSecret, resolveSettings } from './config.ts';
+import { openStore } from './store/store.ts';
 
 test('flags win over HEARTH_* env, env over defaults', () => {
   const { settings, errors } = resolveSettings(
@@ -25,4 +29,103 @@ test('bad listen addresses and log levels are reported, all at once', () => {
   const { settings, errors } = resolveSettings({ listen: 'nowhere', logLevel: 'loud' }, {});
   assert.equal(settings, undefined);
   assert.equal(errors.length, 2);
+});
+
+test('database URLs are checked with the other settings, and the errors never repeat a password', () => {
+  for (const databaseUrl of ['mysql://u:hunter2@db/x', 'postgres://u:hunter2@[db/x', 'postgres:u:hunter2', 'sqlite:']) {
+    const { settings, errors } = resolveSettings({ databaseUrl }, {});
+    assert.equal(settings, undefined, databaseUrl);
+    assert.match(errors.join('\n'), /database URL .*use postgres:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/, databaseUrl);
+    assert.doesNotMatch(errors.join('\n'), /hunter2/);
+  }
+  assert.equal(resolveSettings({ databaseUrl: 'postgresql://u:p@db:5432/x' }, {}).settings?.databaseUrl, 'postgresql://u:p@db:5432/x');
+  assert.equal(resolveSettings({}, { HEARTH_DATABASE_URL: 'sqlite:/var/lib/h.db' }).settings?.databaseUrl, 'sqlite:/var/lib/h.db');
+});
+
+test('the store is described without the password or query of its URL', () => {
+  const store = describeStore({ dataDir: '/d', databaseUrl: 'postgres://hearth:hunter2@db:5432/hearth?password=hunter3&sslmode=require' });
+  assert.equal(store, 'postgres://hearth@db:5432/hearth');
+  assert.equal(describeStore({ dataDir: '/d' }), 'SQLite in /d/hearth.db');
+});
+
+test('--listen HOST:0 needs a public URL: agents cannot guess the port picked', () => {
+  assert.match(resolveSettings({ listen: '127.0.0.1:0' }, {}).errors.join('\n'), /picks a port at random.*--public-url/);
+  assert.equal(resolveSettings({ listen: '127.0.0.1:0', publicUrl: 'http://lb.example' }, {}).settings?.publicUrl, 'http://lb.example');
+});
+
+function secretDir(content?: string, mode = 0o600): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-config-'));
+  if (content !== undefined) writeFileSync(join(dir, 'secret-key'), content, { mode });
+  chmodSync(dir, 0o700);
+  return dir;
+}
+
+function exitOf(run: () => unknown): { exitCode: number; message: string } {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof ExitError, String(error));
+    return { exitCode: error.exitCode, message: error.message };
+  }
+  return assert.fail('expected an ExitError');
+}
+
+test('an empty or short secret file is refused with what to do, never silently replaced', () => {
+  for (const content of ['', '\n', 'tooshort\n']) {
+    const dir = secretDir(content);
+    try {
+      const { exitCode, message } = exitOf(() => loadOrCreateSecret(dir, 'secret-key', undefined));
+      assert.equal(exitCode, EXIT.dataError);
+      assert.match(message, /secret-key is (empty|8 characters long, under the 16 needed): restore it, or delete it/);
+      assert.equal(readFileSync(join(dir, 'secret-key'), 'utf8'), content, 'the file is left as it was');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test('a secret file other users can read is refused', () => {
+  const dir = secretDir('0123456789abcdef0123456789\n', 0o644);
+  chmodSync(join(dir, 'secret-key'), 0o644);
+  try {
+    const { exitCode, message } = exitOf(() => loadOrCreateSecret(dir, 'secret-key', undefined));
+    assert.equal(exitCode, EXIT.permission);
+    assert.match(message, /can be read by other users \(mode 0644\): chmod 600 /);
+    assert.doesNotMatch(message, /0123456789abcdef/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a too-short HEARTH_SECRET_KEY is a usage error that names the variable, not the value', () => {
+  const dir = secretDir();
+  try {
+    const { exitCode, message } = exitOf(() => loadOrCreateSecret(dir, 'secret-key', 'hunter2hunter2'));
+    assert.equal(exitCode, EXIT.usage);
+    assert.match(message, /HEARTH_SECRET_KEY is 14 characters long: it needs at least 16/);
+    assert.doesNotMatch(message, /hunter2/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('secrets are generated once into 0600 files and read back', () => {
+  const dir = join(secretDir(), 'sub');
+  try {
+    const first = loadOrCreateSecret(dir, 'secret-key', undefined);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.equal(statSync(first.source).mode & 0o777, 0o600);
+    assert.equal(loadOrCreateSecret(dir, 'secret-key', undefined).value, first.value);
+    assert.deepEqual(readdirSync(dir), ['secret-key'], 'no temporary file is left');
+  } finally {
+    rmSync(dirname(dir), { recursive: true, force: true });
+  }
+});
+
+test('a database URL the store does not take is named without its password or query string', () => {
+  assert.throws(
+    () => openStore({ dataDir: '/nonexistent', databaseUrl: 'mysql://app:pw-secret@db.local/hearth?password=hunter2secret' }),
+    (error: Error) =>
+      /mysql:\/\/app:\*\*\*@db\.local\/hearth\?\*\*\* is not supported/.test(error.message) && !/secret/.test(error.message),
+  );
 });

@@ -1,7 +1,34 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { newRandomToken } from './auth/secrets.ts';
+import { sqliteFile } from './store/store.ts';
+
+/** Exit codes of hearth-server (sysexits.h), one per kind of trouble an operator can fix. */
+export const EXIT = {
+  /** a flag or HEARTH_* value is wrong */
+  usage: 64,
+  /** a file in the data dir holds something unusable: an empty or short secret, a hearth.db that is not SQLite */
+  dataError: 65,
+  /** the database cannot be reached or refuses this user */
+  unavailable: 69,
+  /** the data dir or a file in it cannot be created or written */
+  cannotCreate: 73,
+  /** the listen address is taken by another process */
+  addressInUse: 75,
+  /** a secret file can be read by other users */
+  permission: 77,
+} as const;
+
+/** An error that ends the command with an exit code (only bin.ts calls process.exit). */
+export class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
 
 /** Flags of `hearth-server serve` / `migrate` as commander hands them over. */
 export interface ServeFlags {
@@ -51,17 +78,24 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
   if (alarmSchedule !== undefined && !cron.validate(alarmSchedule)) {
     errors.push(`HEARTH_ALARM_SCHEDULE ${alarmSchedule} is not a cron expression (for example '*/10 * * * * *': every 10 s)`);
   }
+  if (typeof listen !== 'string' && listen.port === 0 && !publicUrl) {
+    errors.push(
+      `--listen ${listen.host}:0 picks a port at random, which agents cannot know: give --public-url (env HEARTH_PUBLIC_URL) too`,
+    );
+  }
+  const databaseUrl = (flags.databaseUrl ?? env.HEARTH_DATABASE_URL) || undefined;
+  const databaseUrlError = databaseUrl === undefined ? undefined : checkDatabaseUrl(databaseUrl);
+  if (databaseUrlError) errors.push(databaseUrlError);
   if (errors.length > 0 || typeof listen === 'string') return { errors };
   const hostForUrl =
     listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
-  const databaseUrl = flags.databaseUrl ?? env.HEARTH_DATABASE_URL;
   return {
     errors,
     settings: {
       host: listen.host,
       port: listen.port,
       dataDir: resolve(flags.dataDir ?? env.HEARTH_DATA_DIR ?? DEFAULTS.dataDir),
-      databaseUrl: databaseUrl || undefined,
+      databaseUrl,
       publicUrl: (publicUrl ?? `http://${hostForUrl}:${listen.port}`).replace(/\/+$/, ''),
       logLevel,
       ...(alarmSchedule === undefined ? {} : { alarmSchedule }),
@@ -69,20 +103,80 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
   };
 }
 
+/** The store as operators see it named: no password and no query string (either may hold a secret). */
+export function describeStore(settings: Pick<ServerSettings, 'dataDir' | 'databaseUrl'>): string {
+  const url = settings.databaseUrl;
+  if (!url?.startsWith('postgres')) return `SQLite in ${sqliteFile(settings.dataDir, url)}`;
+  const { protocol, username, host, pathname } = new URL(url);
+  return `${protocol}//${username ? `${username}@` : ''}${host}${pathname}`;
+}
+
+/** What is wrong with a database URL, if anything; never repeats the URL (it may hold a password). */
+function checkDatabaseUrl(url: string): string | undefined {
+  const shapes = 'use postgres://USER:PASSWORD@HOST:PORT/DATABASE, sqlite:FILE, or leave it unset for SQLite in the data dir';
+  if (url.startsWith('sqlite:')) return url.length > 'sqlite:'.length ? undefined : `database URL sqlite: names no file: ${shapes}`;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  if (scheme !== 'postgres' && scheme !== 'postgresql') {
+    return `database URL of scheme ${scheme ?? '(none)'} is not supported: ${shapes}`;
+  }
+  let host = '';
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    // reported below
+  }
+  return host ? undefined : `database URL is not a valid ${scheme}:// URL with a host: ${shapes}`;
+}
+
+/** The secret files in the data dir: the variable that overrides each, its shortest value, what replacing it breaks. */
+const SECRET_FILES = {
+  'admin-token': { variable: 'HEARTH_ADMIN_TOKEN', minLength: 1, replacing: 'operators need the new token' },
+  'secret-key': {
+    variable: 'HEARTH_SECRET_KEY',
+    minLength: 16,
+    replacing: 'every agent credential and signal URL issued with the old key stops working',
+  },
+} as const;
+
 /**
  * A secret from the environment, else from `<dataDir>/<file>`, else generated into that file
- * (mode 0600). Returns the value and where it came from.
+ * (mode 0600, written whole or not at all). A file that other users can read, or that is empty
+ * or too short, is refused with an ExitError saying what to do: it is never silently replaced.
  */
-export function loadOrCreateSecret(dataDir: string, file: string, fromEnv: string | undefined): { value: string; source: string } {
-  if (fromEnv) return { value: fromEnv, source: 'environment' };
+export function loadOrCreateSecret(
+  dataDir: string,
+  file: keyof typeof SECRET_FILES,
+  fromEnv: string | undefined,
+): { value: string; source: string } {
+  const { variable, minLength, replacing } = SECRET_FILES[file];
+  if (fromEnv) {
+    if (fromEnv.length < minLength) {
+      throw new ExitError(
+        `${variable} is ${fromEnv.length} characters long: it needs at least ${minLength} (try: openssl rand -base64 32)`,
+        EXIT.usage,
+      );
+    }
+    return { value: fromEnv, source: 'environment' };
+  }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, file);
   if (existsSync(path)) {
+    const mode = statSync(path).mode & 0o777;
+    if (mode & 0o077) {
+      throw new ExitError(`${path} can be read by other users (mode 0${mode.toString(8)}): chmod 600 ${path}`, EXIT.permission);
+    }
     const value = readFileSync(path, 'utf8').trim();
-    if (value) return { value, source: path };
+    if (value.length < minLength) {
+      throw new ExitError(
+        `${path} is ${value ? `${value.length} characters long, under the ${minLength} needed` : 'empty'}: restore it, or delete it to generate a new one (${replacing})`,
+        EXIT.dataError,
+      );
+    }
+    return { value, source: path };
   }
   const value = newRandomToken();
-  writeFileSync(path, `${value}\n`, { mode: 0o600, flag: 'w' });
-  chmodSync(path, 0o600);
+  const partial = `${path}.${process.pid}.tmp`;
+  writeFileSync(partial, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(partial, path);
   return { value, source: path };
 }

@@ -150,7 +150,7 @@ async function ping(db: Kysely<Database>): Promise<void> {
   }
 }
 
-/** Hides the password of a database URL, for messages and logs. */
+/** Hides the password of a database URL, and its query string (`?password=` works too), for messages and logs. */
 export function redactDatabaseUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@').replace(/\?.*$/s, '?***');
 }

@@ -1,0 +1,125 @@
+// Spawns real `hearth-server` processes (node --import tsx src/bin.ts): start-up failures an operator meets,
+// each a one-line message and an exit code of its own (pinned here: scripts and unit files depend on them).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const BIN = new URL('./bin.ts', import.meta.url).pathname;
+const KEYS = { HEARTH_ADMIN_TOKEN: 'test-admin-token', HEARTH_SECRET_KEY: 'test-secret-key-0123456789abcdef' };
+
+/** Runs hearth-server with args and env; resolves with its exit code and output. */
+function hearthServer(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const name of ['NODE_EXTRA_CA_CERTS', 'HEARTH_DATABASE_URL', 'HEARTH_LISTEN', 'HEARTH_DATA_DIR', 'HEARTH_PUBLIC_URL']) {
+    if (!(name in env)) delete childEnv[name];
+  }
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', BIN, ...args], { env: childEnv, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: typeof error?.code === 'number' ? error.code : error ? -1 : 0, stdout, stderr });
+    });
+  });
+}
+
+/** One line on stderr, no stack trace, no secret. */
+function assertOneLine(stderr: string, pattern: RegExp): void {
+  const lines = stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(stderr, /\n\s+at |hunter2/);
+}
+
+function withDir(run: (dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-bin-'));
+    try {
+      await run(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+test(
+  'a data dir that is a file: exit 73 saying to pick another',
+  withDir(async (dir) => {
+    writeFileSync(join(dir, 'file'), '');
+    for (const command of ['serve', 'migrate']) {
+      const { code, stderr } = await hearthServer([command, '--data-dir', join(dir, 'file')], KEYS);
+      assert.equal(code, 73, command);
+      assertOneLine(stderr, /^hearth-server: cannot write the data dir .*\/file \(EEXIST.*\): make it a directory .* --data-dir/);
+    }
+  }),
+);
+
+test(
+  'a hearth.db that is not SQLite: exit 65 naming the file',
+  withDir(async (dir) => {
+    writeFileSync(join(dir, 'hearth.db'), 'not a database at all, just some text that is long enough '.repeat(100));
+    const { code, stderr } = await hearthServer(['migrate', '--data-dir', dir]);
+    assert.equal(code, 65);
+    assertOneLine(stderr, /^hearth-server: .*\/hearth\.db is not a usable SQLite database \(file is not a database\): restore it/);
+  }),
+);
+
+test(
+  'a database URL that points at nothing: exit 69, without the password',
+  withDir(async (dir) => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve())); // nothing listens there now
+    const url = `postgres://hearth:hunter2@127.0.0.1:${port}/hearth?password=hunter2`;
+    const { code, stderr } = await hearthServer(
+      ['serve', '--listen', '127.0.0.1:0', '--public-url', 'http://127.0.0.1', '--data-dir', dir],
+      {
+        ...KEYS,
+        HEARTH_DATABASE_URL: url,
+      },
+    );
+    assert.equal(code, 69);
+    assertOneLine(
+      stderr,
+      new RegExp(`^hearth-server: cannot use the database postgres://hearth@127.0.0.1:${port}/hearth: .*ECONNREFUSED.*--database-url`),
+    );
+  }),
+);
+
+test(
+  'a malformed database URL or a short secret key: exit 64 before anything is touched',
+  withDir(async (dir) => {
+    const data = join(dir, 'data');
+    const badUrl = await hearthServer(['migrate', '--data-dir', data, '--database-url', 'postgres://u:hunter2@[x/db']);
+    assert.equal(badUrl.code, 64);
+    assertOneLine(badUrl.stderr, /^hearth-server: database URL is not a valid postgres:\/\/ URL/);
+    const shortKey = await hearthServer(['serve', '--data-dir', data], { ...KEYS, HEARTH_SECRET_KEY: 'hunter2' });
+    assert.equal(shortKey.code, 64);
+    assertOneLine(shortKey.stderr, /^hearth-server: HEARTH_SECRET_KEY is 7 characters long: it needs at least 16/);
+  }),
+);
+
+test(
+  'a listen address in use: exit 75; an empty secret-key file: exit 65, left as it was',
+  withDir(async (dir) => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const { code, stderr } = await hearthServer(['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dir], KEYS);
+      assert.equal(code, 75);
+      assertOneLine(stderr, new RegExp(`^hearth-server: 127.0.0.1:${port} is in use by another process: pick another with --listen`));
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+    const data = join(dir, 'data');
+    mkdirSync(data, { mode: 0o700 });
+    writeFileSync(join(data, 'secret-key'), '', { mode: 0o600 });
+    const empty = await hearthServer(['serve', '--data-dir', data], { HEARTH_ADMIN_TOKEN: KEYS.HEARTH_ADMIN_TOKEN });
+    assert.equal(empty.code, 65);
+    assertOneLine(empty.stderr, /^hearth-server: .*\/secret-key is empty: restore it, or delete it to generate a new one/);
+    assert.equal(readFileSync(join(data, 'secret-key'), 'utf8'), '', 'the secret key file is not replaced');
+  }),
+);
