@@ -6,8 +6,9 @@ import { openStore, sqliteFile, type Store } from './store/store.ts';
 import { isStoreUnavailable } from './store/unavailable.ts';
 
 function settingsOrExit(flags: ServeFlags): ServerSettings {
-  const { settings, errors } = resolveSettings(flags, process.env);
+  const { settings, errors, warnings = [] } = resolveSettings(flags, process.env);
   if (!settings) throw new ExitError(errors.join('; '), EXIT.usage);
+  for (const warning of warnings) process.stderr.write(`hearth-server: warning: ${warning}\n`);
   return settings;
 }
 

@@ -129,3 +129,11 @@ test('a database URL the store does not take is named without its password or qu
       /mysql:\/\/app:\*\*\*@db\.local\/hearth\?\*\*\* is not supported/.test(error.message) && !/secret/.test(error.message),
   );
 });
+
+test('listening on every address without a public URL warns that agents would get 127.0.0.1 URLs', () => {
+  const wild = resolveSettings({ listen: '0.0.0.0:8000' }, {});
+  assert.equal(wild.settings?.publicUrl, 'http://127.0.0.1:8000');
+  assert.match(wild.warnings?.join('\n') ?? '', /--listen 0\.0\.0\.0:8000: .*VMs cannot reach; set --public-url/);
+  assert.deepEqual(resolveSettings({ listen: '[::]:8000', publicUrl: 'http://10.0.0.5:8000' }, {}).warnings, []);
+  assert.deepEqual(resolveSettings({ listen: '127.0.0.1:8000' }, {}).warnings, []);
+});

@@ -65,8 +65,11 @@ export function parseListen(value: string): { host: string; port: number } | str
   return { host: (match[1] ?? match[2])!, port };
 }
 
-/** Flags win over env (HEARTH_*), env over defaults. Returns the settings or the errors found. */
-export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { settings?: ServerSettings; errors: string[] } {
+/** Flags win over env (HEARTH_*), env over defaults. Returns the settings or the errors found, and what to warn about. */
+export function resolveSettings(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv,
+): { settings?: ServerSettings; errors: string[]; warnings?: string[] } {
   const errors: string[] = [];
   const listen = parseListen(flags.listen ?? env.HEARTH_LISTEN ?? DEFAULTS.listen);
   if (typeof listen === 'string') errors.push(listen);
@@ -87,10 +90,17 @@ export function resolveSettings(flags: ServeFlags, env: NodeJS.ProcessEnv): { se
   const databaseUrlError = databaseUrl === undefined ? undefined : checkDatabaseUrl(databaseUrl);
   if (databaseUrlError) errors.push(databaseUrlError);
   if (errors.length > 0 || typeof listen === 'string') return { errors };
-  const hostForUrl =
-    listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
+  const hostForUrl = wildcard ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const warnings =
+    wildcard && !publicUrl
+      ? [
+          `--listen ${flags.listen ?? env.HEARTH_LISTEN}: the URLs given to agents default to http://127.0.0.1:${listen.port}, which VMs cannot reach; set --public-url (env HEARTH_PUBLIC_URL)`,
+        ]
+      : [];
   return {
     errors,
+    warnings,
     settings: {
       host: listen.host,
       port: listen.port,
