@@ -26,6 +26,24 @@ interface CacheEntry {
   unsubscribe: () => void;
 }
 
+/** The validators last given out for a server's document. */
+interface Issued {
+  etag: string;
+  lastModifiedMs: number;
+}
+
+/**
+ * The Last-Modified of a document, in ms (whole seconds, as HTTP dates have): the previous one while
+ * the ETag is the same, else now, but at least a second after the previous one. A change within the
+ * second of the one before must still look newer to a client that compares Last-Modified (the
+ * `request` collector of a POLL_TEMP_URL server skips a document whose date is not newer).
+ */
+export function nextLastModified(previous: Issued | undefined, etag: string, nowMs: number): number {
+  if (previous?.etag === etag) return previous.lastModifiedMs;
+  const now = Math.floor(nowMs / 1000) * 1000;
+  return previous ? Math.max(now, previous.lastModifiedMs + 1000) : now;
+}
+
 /**
  * Serves each server's metadata document from memory: built once per change, so an agent's
  * conditional GET costs a map lookup. The feed invalidates an entry when the server's deployments
@@ -34,6 +52,7 @@ interface CacheEntry {
 export class MetadataService {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly generation = new Map<string, number>();
+  private readonly issued = new Map<string, Issued>();
 
   constructor(
     private readonly store: Store,
@@ -76,12 +95,10 @@ export class MetadataService {
     const { derived, unfetched } = await this.derivedConfigs(projectId, serverId);
     const document: MetadataDocument = { deployments: derived, 'os-collect-config': await this.collectorSettings(serverId) };
     const body = JSON.stringify(document);
-    const snapshot: MetadataSnapshot = {
-      body,
-      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
-      lastModified: new Date().toUTCString(),
-      unfetched,
-    };
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+    const lastModifiedMs = nextLastModified(this.issued.get(serverId), etag, Date.now());
+    this.issued.set(serverId, { etag, lastModifiedMs });
+    const snapshot: MetadataSnapshot = { body, etag, lastModified: new Date(lastModifiedMs).toUTCString(), unfetched };
     if ((this.generation.get(serverId) ?? 0) === generation && !this.cache.has(serverId)) {
       if (this.cache.size >= this.maxEntries) this.evictOne();
       const unsubscribe = this.feed.subscribe(topics.serverMetadata(serverId), () => this.invalidate(serverId));
