@@ -146,8 +146,9 @@ export class DeploymentService {
   }
 
   /**
-   * Updates a deployment as Heat's PUT does: only non-null keys apply. A new config, action or
-   * input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
+   * Updates a deployment as Heat's PUT does: only non-null keys apply, and `output_values`, when
+   * not empty, replace the stored ones (Heat merges only a signal's outputs). A new config, action
+   * or input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
    */
   async update(projectId: string, id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment> {
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
@@ -160,11 +161,8 @@ export class DeploymentService {
       if (body.action) next.action = body.action;
       if (body.input_values) next.input_values = JSON.stringify(body.input_values);
       if (body.timeout) next.timeout_s = body.timeout;
-      if (body.output_values)
-        next.output_values = JSON.stringify({
-          ...(current.output_values ? (JSON.parse(current.output_values) as object) : {}),
-          ...body.output_values,
-        });
+      // Heat skips an empty map, as it skips every empty value.
+      if (body.output_values && Object.keys(body.output_values).length > 0) next.output_values = JSON.stringify(body.output_values);
       if (newAction) {
         next.derived_config_id = randomUUID();
         next.derived_at = now;
@@ -197,7 +195,8 @@ export class DeploymentService {
           },
         ),
       );
-      if (newAction) publish(topics.serverMetadata(next.server_id));
+      // The derived config carries `deploy_timeout`, so a new timeout changes the server's document too.
+      if (newAction || next.timeout_s !== current.timeout_s) publish(topics.serverMetadata(next.server_id));
       publish(topics.deployment(id));
       publish(topics.deadlines);
       return next;

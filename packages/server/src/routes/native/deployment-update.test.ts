@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { ADMIN, createConfig, createDeployment, registerServer, testApp } from '../../test-support.ts';
+
+interface Entry {
+  id: string;
+  inputs: Array<{ name: string; value?: unknown }>;
+}
+
+const put = (app: FastifyInstance, id: string, payload: Record<string, unknown>) =>
+  app.inject({ method: 'PUT', url: `/v1/default/software_deployments/${id}`, headers: ADMIN, payload });
+
+const inputValue = (entry: Entry, name: string) => entry.inputs.find((i) => i.name === name)?.value;
+
+test('PUT timeout: the agent document gets the new deploy_timeout (new ETag), as the native metadata shows it', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const id = await createDeployment(app, await createConfig(app), server.id, { timeout: 600 });
+    const before = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    assert.equal(inputValue(before.json<{ deployments: Entry[] }>().deployments[0]!, 'deploy_timeout'), '600');
+
+    const updated = await put(app, id, { timeout: 60 });
+    assert.equal(updated.statusCode, 200, updated.body);
+    const after = await app.inject({
+      url: '/v1/guest/metadata',
+      headers: { ...server.auth, 'if-none-match': String(before.headers.etag) },
+    });
+    assert.equal(after.statusCode, 200, 'the document changed: not a 304');
+    const entry = after.json<{ deployments: Entry[] }>().deployments[0]!;
+    assert.equal(inputValue(entry, 'deploy_timeout'), '60');
+    assert.equal(entry.id, before.json<{ deployments: Entry[] }>().deployments[0]!.id, 'no new action: the same derived config');
+    const native = await app.inject({ url: `/v1/default/software_deployments/metadata/${server.id}`, headers: ADMIN });
+    assert.deepEqual(native.json<{ metadata: Entry[] }>().metadata, after.json<{ deployments: Entry[] }>().deployments);
+
+    const same = await put(app, id, { status: 'COMPLETE', status_reason: 'done by hand' });
+    assert.equal(same.statusCode, 200, same.body);
+    const unchanged = await app.inject({
+      url: '/v1/guest/metadata',
+      headers: { ...server.auth, 'if-none-match': String(after.headers.etag) },
+    });
+    assert.equal(unchanged.statusCode, 304, 'a status change leaves the document as it is');
+  } finally {
+    await done();
+  }
+});
+
+// Heat's update_software_deployment stores the given output_values as they are (only a signal
+// merges), and skips empty ones as it skips every empty value.
+test('PUT output_values replaces the stored outputs; an empty map changes nothing', async () => {
+  const { app, done } = await testApp();
+  try {
+    const id = await createDeployment(app, await createConfig(app), 'vm-a');
+    const first = await put(app, id, { status: 'COMPLETE', output_values: { result: 'r1', deploy_stdout: 'out' } });
+    assert.equal(first.statusCode, 200, first.body);
+    const second = await put(app, id, { output_values: { result: 'r2' } });
+    assert.equal(second.statusCode, 200, second.body);
+    assert.deepEqual(second.json<{ software_deployment: { output_values: unknown } }>().software_deployment.output_values, {
+      result: 'r2',
+    });
+    const empty = await put(app, id, { output_values: {} });
+    assert.equal(empty.statusCode, 200, empty.body);
+    assert.deepEqual(empty.json<{ software_deployment: { output_values: unknown } }>().software_deployment.output_values, { result: 'r2' });
+  } finally {
+    await done();
+  }
+});
