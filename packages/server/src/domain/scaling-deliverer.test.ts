@@ -62,7 +62,7 @@ test('two deliverers on one database send each change once, in order; delivered 
   }
 });
 
-test('a stored actuator URL on a link-local host (saved before the check knew its spelling) is never called: the delivery fails, saying why', async () => {
+test('a stored actuator URL on a link-local host (saved without the create-time check) is never called: the delivery fails, saying why', async () => {
   const { app, done } = await testApp();
   const { services } = app;
   await services.actuatorDeliverer.stop();
@@ -77,10 +77,9 @@ test('a stored actuator URL on a link-local host (saved before the check knew it
       payload: { name: 'g', min_size: 1, max_size: 2, actuator: { url: 'http://127.0.0.1:9/' } },
     });
     assert.equal(group.statusCode, 201, group.body);
-    // As a row written by an older hearth: the URL parser's spelling of [::ffff:169.254.169.254].
-    await services.store.write(({ trx }) =>
-      trx.updateTable('scaling_groups').set({ actuator_url: 'http://[::ffff:a9fe:a9fe]/x' }).execute(),
-    );
+    // As a row stored without the create-time check (an older hearth, a hand edit). An IPv6 link-local host, so that
+    // even a broken check could never reach the cloud metadata address: without a zone, no socket connects to it.
+    await services.store.write(({ trx }) => trx.updateTable('scaling_groups').set({ actuator_url: 'http://[fe80::1]:9/x' }).execute());
     deliverer.start();
     let lastError: string | null = null;
     for (let waited = 0; waited < 5000 && lastError === null; waited += 20) {
