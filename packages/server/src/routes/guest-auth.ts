@@ -35,6 +35,15 @@ export function assertNotExpired(holder: Holder): void {
   }
 }
 
+/** How an EC2-signed request is checked beyond its signature. */
+export interface Ec2CheckOptions {
+  /**
+   * Signed as it is sent (PutMetricData), not a pre-signed URL: version 2 must carry a Timestamp
+   * and every version gets Keystone's 15-minute replay window, so it cannot be replayed forever.
+   */
+  signedWhenSent?: boolean;
+}
+
 /**
  * Authenticates an EC2-signed request (signature v2 in the query, as Heat's pre-signed URLs and
  * os-collect-config send it, or SigV4 as boto sends it): the access key must exist, the signature
@@ -46,6 +55,7 @@ export async function ec2Holder(
   services: Services,
   request: FastifyRequest,
   signed: { params: Record<string, string>; body?: string } = { params: queryParams(request) },
+  options: Ec2CheckOptions = {},
 ): Promise<Holder> {
   const ec2: Ec2Request = {
     method: request.method,
@@ -61,6 +71,9 @@ export async function ec2Holder(
     if (claimed.code === 'IncompleteSignature') throw new HearthError('ERR_SIGNATURE_INCOMPLETE', { reason: claimed.message });
     throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message, aws_code: claimed.code });
   }
+  if (options.signedWhenSent && claimed.version === 2 && signed.params.Timestamp === undefined) {
+    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'a request signed with version 2 as it is sent must carry a Timestamp' });
+  }
   const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
   if (!holder) {
     throw new HearthError('ERR_SIGNED_URL_INVALID', {
@@ -70,7 +83,7 @@ export async function ec2Holder(
   }
   // Pre-signed v2 URLs live as long as their resource (Heat's alarm URLs); a client signing each
   // request (SigV4, boto) gets Keystone's 15-minute replay window.
-  const ttlSeconds = claimed.version === 4 ? DEFAULT_EC2_TTL_SECONDS : null;
+  const ttlSeconds = claimed.version === 4 || options.signedWhenSent ? DEFAULT_EC2_TTL_SECONDS : null;
   const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), { ttlSeconds });
   if (!verified.ok) {
     // A bad or expired signature is Keystone's 401, which Heat answers as AccessDenied.

@@ -1,13 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MetricPut } from '@hearth/protocol';
-import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '@hearth/protocol/signing';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { parsePutMetricData, putMetricDataXml } from '../../domain/metrics-query-form.ts';
 import type { MetricSender } from '../../domain/metrics.ts';
 import { BODY_LIMITS } from '../limits.ts';
-import { decodedPath } from '../guest-auth.ts';
+import { ec2Holder } from '../guest-auth.ts';
 
 /**
  * POST /v1/guest/metrics with a server's agent credential: samples attributed to that server.
@@ -48,26 +47,7 @@ async function metricSender(
   params: Record<string, string>,
   raw: string,
 ): Promise<MetricSender> {
-  const ec2: Ec2Request = {
-    method: request.method,
-    host: request.headers.host ?? '',
-    path: decodedPath(request),
-    params,
-    headers: request.headers,
-    body: raw,
-  };
-  const claimed = extractEc2Credential(ec2);
-  if (!claimed.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: claimed.message });
-  // Unlike a pre-signed URL, a sample is signed when sent: without a time it could be replayed forever.
-  if (claimed.version === 2 && params.Timestamp === undefined)
-    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'PutMetricData signed with version 2 must carry a Timestamp' });
-  const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
-  if (!holder)
-    throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the access key is unknown or was revoked (its server was deleted)' });
-  const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), {
-    ttlSeconds: DEFAULT_EC2_TTL_SECONDS,
-  });
-  if (!verified.ok) throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: verified.message });
+  const holder = await ec2Holder(services, request, { params, body: raw }, { signedWhenSent: true });
   if (holder.kind !== 'server')
     throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: `metrics are sent with a server's credential, not a ${holder.kind}'s` });
   return { projectId: holder.projectId, serverId: holder.serverId };
