@@ -1,4 +1,3 @@
-import { BlockList, isIP } from 'node:net';
 import got from 'got';
 import { aodhState, type AlarmNotification, type AlarmState } from '@hearth/protocol';
 import type { Transaction } from 'kysely';
@@ -6,6 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { Database } from '../store/schema.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import type { Decision } from './alarm-rules.ts';
+import { isLinkLocalHost } from './link-local.ts';
 
 /** How action deliveries are retried. */
 export interface DeliveryOptions {
@@ -41,21 +41,6 @@ const postWithGot: ActionPoster = async (url, body, timeoutMs) => {
   });
   return response.statusCode;
 };
-
-/** 169.254.0.0/16 and fe80::/10; BlockList also matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 range. */
-const LINK_LOCAL = new BlockList();
-LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
-LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
-
-/**
- * True when a URL's hostname (brackets allowed) is a link-local address, in any spelling the URL
- * parser leaves: dotted IPv4, IPv6, or IPv4-mapped IPv6 (`[::ffff:a9fe:a9fe]` reaches 169.254.169.254).
- */
-export function isLinkLocalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const family = isIP(host);
-  return family !== 0 && LINK_LOCAL.check(host, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 /**
  * Why hearth will not POST to a URL, or null if it will: http(s) only, and never a link-local

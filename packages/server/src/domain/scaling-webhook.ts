@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { ACTUATOR_HEADERS } from '@hearth/protocol';
 import { secretsEqual } from '../auth/secrets.ts';
-import { isLinkLocalHost } from './alarm-actions.ts';
+import { isLinkLocalHost } from './link-local.ts';
 
 /**
  * The signature of an actuator webhook: `sha256=` + hex HMAC-SHA256(secret, `<timestamp>.<body>`),
