@@ -93,3 +93,21 @@ test('values keep their quotes, as Python ConfigParser reads them: a quoted word
   });
   assert.equal(loadHupConfig(files).hooks[0]!.action, '"/opt/run me.sh" --flag "y"');
 });
+
+test('read as one ConfigParser reads them: [DEFAULT] keys from any file fill every section, option names ignore case', () => {
+  const files = setup({
+    'cfn-hup.conf': '[DEFAULT]\nrunas = deploy\n[main]\nStack = web\ncredential-file = /etc/cfn/cfn-credentials\n',
+    'hooks.conf': '[DEFAULT]\ntriggers = post.update\naction = /opt/reload.sh\n[own]\nPath = Resources.S.Metadata\nRunAs = root\n',
+    'hooks.d/a.conf': '[shared]\npath = Resources.T.Metadata\n',
+    'hooks.d/b.conf': '[DEFAULT]\naction = /opt/reload-later.sh\n',
+  });
+  const config = loadHupConfig(files);
+  assert.equal(config.main.stack, 'web');
+  assert.deepEqual(
+    config.hooks.map((hook) => [hook.name, hook.triggers, hook.resource, hook.action, hook.runas]),
+    [
+      ['own', ['post.update'], 'S', '/opt/reload-later.sh', 'root'],
+      ['shared', ['post.update'], 'T', '/opt/reload-later.sh', 'deploy'],
+    ],
+  );
+});

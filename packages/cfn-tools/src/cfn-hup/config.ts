@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
-import { parseIni, type IniDocument } from '@hearth/agent-kit/ini';
+import { DEFAULT_SECTION, parseIni, type IniDocument } from '@hearth/agent-kit/ini';
 /** heat-cfntools reads its files with Python's ConfigParser, which keeps quotes (oslo.config strips them). */
 const CONFIGPARSER = { stripQuotes: false };
 
@@ -59,8 +59,32 @@ export interface HupConfigFiles {
   hooksDir: string;
 }
 
-function value(doc: IniDocument, section: string, key: string): string | undefined {
-  return doc.get(section)?.get(key)?.at(-1)?.trim();
+/** One section's keys, as ConfigParser hands them over: the section's own value, else [DEFAULT]'s. */
+type Lookup = (key: string) => string | undefined;
+
+/** Option names as ConfigParser keeps them: lowercased (`Action =` is `action`). */
+function lowerKeys(doc: IniDocument): IniDocument {
+  const lowered: IniDocument = new Map();
+  for (const [name, section] of doc) {
+    const keys = new Map<string, string[]>();
+    for (const [key, values] of section) keys.set(key.toLowerCase(), [...(keys.get(key.toLowerCase()) ?? []), ...values]);
+    lowered.set(name, keys);
+  }
+  return lowered;
+}
+
+/**
+ * The original reads every file into one ConfigParser, so a `[DEFAULT]` key in any file is the
+ * fallback of every section in every file; a later file's value wins.
+ */
+function defaultsOf(docs: ReadonlyArray<{ doc: IniDocument }>): Map<string, string[]> {
+  const defaults = new Map<string, string[]>();
+  for (const { doc } of docs) for (const [key, values] of doc.get(DEFAULT_SECTION) ?? []) defaults.set(key, values);
+  return defaults;
+}
+
+function lookupIn(section: Map<string, string[]> | undefined, defaults: Map<string, string[]>): Lookup {
+  return (key) => (section?.get(key) ?? defaults.get(key))?.at(-1)?.trim();
 }
 
 function truthy(text: string | undefined): boolean {
@@ -96,8 +120,7 @@ export function filesSignature(paths: string[]): string {
     .join('|');
 }
 
-function parseHook(name: string, file: string, section: Map<string, string[]>): HookConfig {
-  const get = (key: string) => section.get(key)?.at(-1)?.trim();
+function parseHook(name: string, file: string, get: Lookup): HookConfig {
   const where = `hook [${name}] in ${file}`;
   const missing = ['triggers', 'path', 'action'].filter((key) => !get(key));
   if (missing.length > 0)
@@ -129,45 +152,45 @@ function parseHook(name: string, file: string, section: Map<string, string[]>): 
 export function loadHupConfig(files: HupConfigFiles): HupConfig {
   const list = configFileList(files);
   const signature = filesSignature(list);
-  let mainText: string;
-  try {
-    mainText = readFileSync(files.mainFile, 'utf8');
-  } catch (error) {
-    throw new ExitError(1, `cannot open the main configuration ${files.mainFile}: ${(error as Error).message}`);
+  const docs: Array<{ file: string; doc: IniDocument }> = [];
+  for (const file of list) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if (file === files.mainFile) throw new ExitError(1, `cannot open the main configuration ${file}: ${(error as Error).message}`);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new ExitError(1, `cannot read ${file}: ${(error as Error).message}`);
+    }
+    docs.push({ file, doc: lowerKeys(parseIni(text, file, CONFIGPARSER)) });
   }
-  const mainDoc = parseIni(mainText, files.mainFile, CONFIGPARSER);
-  const stack = value(mainDoc, 'main', 'stack');
-  const credentialFile = value(mainDoc, 'main', 'credential-file');
+  const defaults = defaultsOf(docs);
+  const mainValue = lookupIn(docs[0]!.doc.get('main'), defaults);
+  const stack = mainValue('stack');
+  const credentialFile = mainValue('credential-file');
   if (!stack || !credentialFile) {
     throw new ExitError(1, `${files.mainFile}: [main] needs stack and credential-file (got ${stack ? 'no credential-file' : 'no stack'})`);
   }
-  const intervalText = value(mainDoc, 'main', 'interval') ?? '15';
+  const intervalText = mainValue('interval') ?? '15';
   const intervalMinutes = Number(intervalText);
   if (!Number.isInteger(intervalMinutes) || intervalMinutes < 1)
     throw new ExitError(1, `${files.mainFile}: [main] interval '${intervalText}' must be a whole number of minutes ≥ 1`);
   const main: HupMain = Object.freeze({
     stack,
     credentialFile,
-    region: value(mainDoc, 'main', 'region') || 'nova',
+    region: mainValue('region') || 'nova',
     intervalMinutes,
-    verbose: truthy(value(mainDoc, 'main', 'verbose')),
-    url: value(mainDoc, 'main', 'url') || undefined,
+    verbose: truthy(mainValue('verbose')),
+    url: mainValue('url') || undefined,
   });
 
   const hooks: HookConfig[] = [];
-  for (const file of list) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && file !== files.mainFile) continue;
-      throw new ExitError(1, `cannot read ${file}: ${(error as Error).message}`);
-    }
-    for (const [name, section] of parseIni(text, file, CONFIGPARSER)) {
-      if (name === 'main' || name === 'DEFAULT') continue;
+  for (const { file, doc } of docs) {
+    for (const [name, section] of doc) {
+      if (name === 'main' || name === DEFAULT_SECTION) continue;
       if (hooks.some((hook) => hook.name === name))
         throw new ExitError(1, `hook [${name}] in ${file} is already defined in ${hooks.find((hook) => hook.name === name)!.file}`);
-      hooks.push(parseHook(name, file, section));
+      hooks.push(parseHook(name, file, lookupIn(section, defaults)));
     }
   }
   if (hooks.length === 0) throw new ExitError(1, `no hooks: add a section to ${files.hooksFile} or a *.conf file in ${files.hooksDir}`);
