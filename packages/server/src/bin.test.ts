@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,5 +121,24 @@ test(
     assert.equal(empty.code, 65);
     assertOneLine(empty.stderr, /^hearth-server: .*\/secret-key is empty: restore it, or delete it to generate a new one/);
     assert.equal(readFileSync(join(data, 'secret-key'), 'utf8'), '', 'the secret key file is not replaced');
+  }),
+);
+
+test(
+  'the database is made readable by its owner only, even in a data dir others can list; an older one others can read is warned about',
+  withDir(async (dir) => {
+    const data = join(dir, 'data');
+    mkdirSync(data, { mode: 0o755 });
+    chmodSync(data, 0o755); // as systemd's StateDirectory= or `install -d` leaves it
+    const fresh = await hearthServer(['migrate', '--data-dir', data]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal(statSync(join(data, 'hearth.db')).mode & 0o777, 0o600);
+    assert.equal(fresh.stderr, '');
+
+    chmodSync(join(data, 'hearth.db'), 0o644);
+    const older = await hearthServer(['migrate', '--data-dir', data]);
+    assert.equal(older.code, 0, older.stderr);
+    assertOneLine(older.stderr, /^hearth-server: warning: .*\/hearth\.db can be read by other users \(mode 0644\) .*: chmod 600 /);
+    assert.equal(statSync(join(data, 'hearth.db')).mode & 0o777, 0o644, 'the warning changes nothing');
   }),
 );

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
@@ -10,6 +11,23 @@ function settingsOrExit(flags: ServeFlags): ServerSettings {
   if (!settings) throw new ExitError(errors.join('; '), EXIT.usage);
   for (const warning of warnings) process.stderr.write(`hearth-server: warning: ${warning}\n`);
   return settings;
+}
+
+/** A SQLite file other users can read (made before hearth made new ones 0600): says so, with the chmod. */
+function warnIfReadable(settings: ServerSettings): void {
+  if (settings.databaseUrl?.startsWith('postgres')) return;
+  const file = sqliteFile(settings.dataDir, settings.databaseUrl);
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    return;
+  }
+  if (mode & 0o077) {
+    process.stderr.write(
+      `hearth-server: warning: ${file} can be read by other users (mode 0${mode.toString(8)}) and holds deployment inputs and outputs: chmod 600 ${file} ${file}-wal ${file}-shm\n`,
+    );
+  }
 }
 
 const FILE_ERRORS = new Set(['EACCES', 'EPERM', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC', 'ELOOP', 'ENOENT']);
@@ -76,6 +94,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   } catch (error) {
     throw startupFailure(error, settings);
   }
+  warnIfReadable(settings);
   try {
     await app.listen({ host: settings.host, port: settings.port });
   } catch (error) {
@@ -117,6 +136,7 @@ async function migrate(flags: ServeFlags): Promise<void> {
   try {
     store = openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
     const applied = await store.migrate();
+    warnIfReadable(settings);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');
   } catch (error) {
     throw startupFailure(error, settings);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
@@ -68,9 +68,24 @@ export interface SqliteHandles {
   raw: Database.Database;
 }
 
-/** Opens (creating if needed) the SQLite database file. */
+/**
+ * Creates the database file readable by its owner only (0600) if it does not exist yet: it holds
+ * deployment inputs and outputs, often secrets, and the data dir may be one the operator made
+ * 0755 (systemd's StateDirectory= does). SQLite gives the `-wal` and `-shm` files the mode of the
+ * database file.
+ */
+function createPrivately(file: string): void {
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** Opens (creating if needed, mode 0600) the SQLite database file. */
 export function openSqlite(file: string): SqliteHandles {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  createPrivately(file);
   const raw = openConnection(file, false);
   const readerConnection = openConnection(file, true);
   const writer = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
