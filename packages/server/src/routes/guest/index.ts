@@ -9,6 +9,7 @@ import { abortOnClose } from '../abort.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MetadataSnapshot } from '../../domain/metadata.ts';
 import { ifNoneMatchHits } from '../etag.ts';
+import { topics } from '../../feed/feed.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -77,15 +78,41 @@ async function sendMetadataLater(
   const agent = known ?? (await agentOnly(services, request));
   let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
   if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) {
-    snapshot = await services.metadata.waitForNew(
-      agent.projectId,
-      agent.serverId,
-      snapshot.etag,
-      wait * 1000,
-      abortOnClose(request, reply),
-    );
+    snapshot = await waitWhileValid(services, request, reply, agent, snapshot.etag, wait);
   }
   return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
+}
+
+/**
+ * A long-poll's wait for a new document, ended early when the agent's credential is revoked (its
+ * server deleted while it waits): that credential then gets ERR_AUTH_INVALID, as its next poll
+ * would, not a 304 (or a document) after the whole wait. A resync of the feed wakes the wait too;
+ * the store then says whether the credential is still there, and a live one gets its answer early.
+ */
+async function waitWhileValid(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  agent: Agent,
+  etag: string,
+  wait: number,
+): Promise<MetadataSnapshot> {
+  const ended = new AbortController();
+  const closed = abortOnClose(request, reply);
+  closed.addEventListener('abort', () => ended.abort(), { once: true });
+  let revoked = false;
+  const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), () => {
+    revoked = true;
+    ended.abort();
+  });
+  let snapshot: MetadataSnapshot;
+  try {
+    snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, etag, wait * 1000, ended.signal);
+  } finally {
+    stop();
+  }
+  if (revoked && !(await services.servers.byAccessKeyId(agent.accessKeyId))) throw new HearthError('ERR_AUTH_INVALID');
+  return snapshot;
 }
 
 /** The signal URL's capability token, else the agent credential of the deployment's server. */

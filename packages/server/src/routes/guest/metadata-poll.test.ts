@@ -89,3 +89,31 @@ test('a cached poll that asks to wait still waits for a change', async () => {
     await done();
   }
 });
+
+test('a long-poll ends with ERR_AUTH_INVALID when its server is deleted while it waits, not a 304 after the wait', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const keep = await registerServer(app, 'keep');
+    const etagOf = async (auth: Record<string, string>) =>
+      String((await app.inject({ url: '/v1/guest/metadata', headers: auth })).headers.etag);
+    const etag = await etagOf(server.auth);
+    const keepEtag = await etagOf(keep.auth);
+    const started = Date.now();
+    const poll = app.inject({ url: '/v1/guest/metadata?wait=30', headers: { ...server.auth, 'if-none-match': etag } });
+    // Another server's long-poll goes on: only the revoked credential's wait ends.
+    const other = app.inject({ url: '/v1/guest/metadata?wait=2', headers: { ...keep.auth, 'if-none-match': keepEtag } });
+    await sleep(200);
+    assert.equal((await app.inject({ method: 'DELETE', url: `/v1/default/servers/${server.id}`, headers: ADMIN })).statusCode, 204);
+    const reply = await poll;
+    assert.equal(reply.statusCode, 401, reply.body);
+    assert.equal(errorCode(reply), 'ERR_AUTH_INVALID');
+    assert.equal(reply.headers.etag, undefined, 'no validator for a revoked credential');
+    assert.ok(Date.now() - started < 10_000, 'ended by the revocation, not by the wait running out');
+    const kept = await other;
+    assert.equal(kept.statusCode, 304, 'the other server still waits its full wait and gets its 304');
+    assert.ok(Date.now() - started >= 2_000);
+  } finally {
+    await done();
+  }
+});
