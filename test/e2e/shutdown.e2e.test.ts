@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { freePort, postJson, removeServerData, spawnServer } from '../helpers/server.ts';
 
 async function json<T>(response: Promise<Response>): Promise<T> {
@@ -77,6 +77,89 @@ test('SIGTERM under signal load answers every signal it commits, then exits 0', 
     assert.deepEqual(unanswered, [], 'every signal committed was answered 200, not cut off by the shutdown');
   } finally {
     keepAlive.destroy();
+    server.child.kill('SIGKILL');
+    await server.exited;
+    await removeServerData(dataDir);
+  }
+});
+
+test('SIGTERM answers long-polls and ends event streams instead of cutting them', { timeout: 120_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-term-'));
+  const server = await spawnServer(dataDir, await freePort());
+  const admin = { 'x-auth-token': server.token, 'content-type': 'application/json' };
+  try {
+    const vm = await json<{ server: { id: string }; credential: { token: string } }>(
+      fetch(`${server.url}/v1/default/servers`, { method: 'POST', headers: admin, body: '{"name":"vm"}' }),
+    );
+    const agent = { authorization: `Bearer ${vm.credential.token}` };
+    const config = await json<{ software_config: { id: string } }>(
+      fetch(`${server.url}/v1/default/software_configs`, { method: 'POST', headers: admin, body: '{"group":"script"}' }),
+    );
+    const deployment = await json<{ software_deployment: { id: string } }>(
+      fetch(`${server.url}/v1/default/software_deployments`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ config_id: config.software_config.id, server_id: vm.server.id }),
+      }),
+    );
+    const etag = (await fetch(`${server.url}/v1/guest/metadata`, { headers: agent })).headers.get('etag')!;
+    // Each settles with what the client saw: a status and a whole body, or the error of a cut connection.
+    const outcome = async (response: Promise<Response>) => {
+      try {
+        const reply = await response;
+        return { status: reply.status, body: await reply.text() };
+      } catch (error) {
+        return { error: String((error as Error).cause ?? error) };
+      }
+    };
+    const poll = outcome(fetch(`${server.url}/v1/guest/metadata?wait=60`, { headers: { ...agent, 'if-none-match': etag } }));
+    const waited = outcome(
+      fetch(`${server.url}/v1/default/software_deployments/${deployment.software_deployment.id}?wait=60`, { headers: admin }),
+    );
+    const stream = outcome(fetch(`${server.url}/v1/default/events/stream`, { headers: admin }));
+    await new Promise((resolve) => setTimeout(resolve, 500)); // all three are waiting now
+
+    const stoppedAt = Date.now();
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+    const took = Date.now() - stoppedAt;
+    assert.deepEqual(await poll, { status: 304, body: '' }, 'the long-poll is answered: nothing changed');
+    const deploymentReply = await waited;
+    assert.equal(deploymentReply.status, 200, JSON.stringify(deploymentReply));
+    assert.equal(JSON.parse(deploymentReply.body).software_deployment.status, 'IN_PROGRESS');
+    const streamReply = await stream;
+    assert.equal(streamReply.status, 200, JSON.stringify(streamReply));
+    assert.match(streamReply.body, /^: hearth events\n\n[^]*event: deployment\.created\n/, 'the stream ended cleanly after its events');
+    assert.ok(took < 5_000, `stopped within 5 s (took ${took} ms)`);
+  } finally {
+    server.child.kill('SIGKILL');
+    await server.exited;
+    await removeServerData(dataDir);
+  }
+});
+
+test('a second SIGTERM stops hearth-server at once, without the drain, with exit 143', { timeout: 120_000 }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-term-'));
+  const server = await spawnServer(dataDir, await freePort());
+  try {
+    // A write whose body never finishes arriving holds the drain (up to 10 s).
+    const upload = request(`${server.url}/v1/default/servers`, {
+      method: 'POST',
+      headers: { 'x-auth-token': server.token, 'content-type': 'application/json', 'content-length': '100' },
+    });
+    upload.on('error', () => undefined);
+    upload.write('{"name":');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(server.child.exitCode, null, 'the first SIGTERM waits for the write in flight');
+    const againAt = Date.now();
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 143);
+    assert.ok(Date.now() - againAt < 3_000, 'the second SIGTERM stops it at once');
+    upload.destroy();
+  } finally {
     server.child.kill('SIGKILL');
     await server.exited;
     await removeServerData(dataDir);

@@ -16,9 +16,10 @@ import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
 import { guestMetricRoutes } from './routes/guest/metrics.ts';
 import { opsRoutes } from './routes/ops/index.ts';
+import { LongWaits } from './routes/abort.ts';
 
-/** How long closing waits for writes in flight to be answered before it cuts their connections. */
-const WRITE_DRAIN_MS = 10_000;
+/** How long closing waits for requests in flight to be answered before it cuts their connections. */
+const DRAIN_MS = 10_000;
 
 /** Options of one hearth-server app. */
 export interface AppOptions {
@@ -94,7 +95,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
   // Writes in flight when the app closes are answered before the connections are cut: a write
-  // committed but cut off would look lost to its sender. Reads (long-polls, event streams) are cut.
+  // committed but cut off would look lost to its sender. Long waits (long-polls, event streams)
+  // end at once and answer what they have: a connection cut mid-wait looks like a failure to its
+  // agent. Other reads are short; they are not counted, so the hot 304 path pays nothing for this.
+  const longWaits = new LongWaits();
+  app.decorate('longWaits', longWaits);
   let writesInFlight = 0;
   let writesAnswered: (() => void) | undefined;
   app.addHook('onRequest', (request, reply, done) => {
@@ -108,11 +113,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('preClose', async () => {
     closing = true;
-    if (writesInFlight === 0) return;
-    await new Promise<void>((resolve) => {
-      writesAnswered = resolve;
-      setTimeout(resolve, WRITE_DRAIN_MS).unref();
-    });
+    const writes = writesInFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (writesAnswered = resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_MS).unref()));
+    await Promise.race([Promise.all([writes, longWaits.endAll()]), cap]);
+    clearTimeout(timer);
   });
   app.addHook('onClose', async () => {
     await services.close();

@@ -117,8 +117,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     ].join('\n'),
   );
   let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
+  const stop = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stopping) {
+      // A second signal: the operator will not wait for the drain (up to 10 s). Writes not answered
+      // yet may be committed or not; their senders retry, and a retried signal is idempotent.
+      process.stderr.write(`hearth-server: ${signal} again: stopping now, without answering the requests still in flight\n`);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    }
     stopping = true;
     app.log.info({ signal }, 'shutting down');
     app.close().then(
@@ -159,7 +164,8 @@ const program = new Command('hearth-server')
     'after',
     `\nExit codes: 0 ok (and on SIGTERM/SIGINT after a clean stop), 1 unexpected error, ${EXIT.usage} bad flag or HEARTH_* value,
 ${EXIT.dataError} unusable file in the data dir (empty secret, hearth.db not SQLite), ${EXIT.unavailable} database unreachable,
-${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use, ${EXIT.permission} secret file readable by others.`,
+${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use, ${EXIT.permission} secret file readable by others,
+130/143 a second SIGINT/SIGTERM while stopping (stops at once, without the drain).`,
   );
 withStoreOptions(
   program
