@@ -261,3 +261,10 @@ test('a GET on a pooled connection the server drops is re-sent once on a new con
   });
   assert.equal(server.requests.length, 5);
 });
+
+test('a timeout longer than setTimeout can hold (30 days) waits for the reply instead of timing out after 1 ms', async (t) => {
+  const server = await serve(t, (_req, res) => setTimeout(() => res.end('late but fine'), 150));
+  const response = await httpRequest({ url: `${server.url}/slow`, timeoutMs: 30 * 24 * 3600 * 1000 });
+  assert.equal(response.status, 200);
+  assert.equal(response.text(), 'late but fine');
+});

@@ -1,6 +1,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setLongTimeout } from './long-timer.ts';
 import { redactUrl } from './redact.ts';
 
 /** Options of httpRequest. */
@@ -148,13 +149,13 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
       request.destroy();
     };
     const request = transport.request(attempt.url, { method: attempt.method, headers: attempt.headers, agent: attempt.agent });
-    const timer = setTimeout(
+    const cancelTimer = setLongTimeout(
       () => fail(new AttemptFailure('ERR_HTTP_TIMEOUT', `no complete response within ${attempt.timeoutMs} ms`)),
       attempt.timeoutMs,
     );
     const onAbort = (): void => fail(new AttemptFailure('ERR_HTTP_ABORTED', 'aborted'));
     const cleanup = (): void => {
-      clearTimeout(timer);
+      cancelTimer();
       attempt.signal?.removeEventListener('abort', onAbort);
     };
     attempt.signal?.addEventListener('abort', onAbort, { once: true });

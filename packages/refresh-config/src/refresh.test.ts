@@ -110,3 +110,12 @@ test('--timeout SIGKILLs the running script and what it started, then error.d ru
   assert.equal(result.phases[0]?.result.exitCode, 137);
   assert.deepEqual(readTrace(trace), ['slow started', 'error.d']);
 });
+
+test('a --timeout longer than setTimeout can hold (35 days) does not kill the scripts at once', async (t) => {
+  const { baseDir, trace, options } = setup(t);
+  tracingScript(join(baseDir, 'configure.d', '10-brief'), 'brief started', `sleep 0.3\necho "brief finished" >> "$TRACE"`);
+  const result = await refreshConfig({ ...options, timeoutSeconds: 3_000_000 });
+  assert.equal(result.timedOut, false);
+  assert.equal(result.exitCode, 0);
+  assert.deepEqual(readTrace(trace), ['brief started', 'brief finished']);
+});

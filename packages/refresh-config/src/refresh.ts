@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, LockBusyError } from '@hearth/agent-kit/lock';
+import { setLongTimeout } from '@hearth/agent-kit/long-timer';
 import { ChildTracker } from './child-processes.ts';
 import type { EventLogger, RunPartsReporter } from './report.ts';
 import { runParts, type RunPartsResult } from './run-parts.ts';
@@ -72,10 +73,10 @@ export async function refreshConfig(options: RefreshConfigOptions): Promise<Refr
     return { ...outcome, exitCode: EXIT_LOCK_BUSY };
   }
   const tracker = new ChildTracker();
-  const timer =
+  const cancelTimeout =
     options.timeoutSeconds === undefined
       ? undefined
-      : setTimeout(() => {
+      : setLongTimeout(() => {
           outcome.timedOut = true;
           logger.error(`Timeout reached: ${options.timeoutSeconds}s. Sending SIGKILL to all children`, { timeout: options.timeoutSeconds });
           tracker.killAll();
@@ -114,7 +115,7 @@ export async function refreshConfig(options: RefreshConfigOptions): Promise<Refr
     }
     return outcome;
   } finally {
-    clearTimeout(timer);
+    cancelTimeout?.();
     await lock.release();
   }
 }
