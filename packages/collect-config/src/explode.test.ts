@@ -38,3 +38,15 @@ test('a non-list deployment key and a nameless deployment are warned about and s
     'No name found for a deployment under other.',
   ]);
 });
+
+test('a deployment name that would leave the cache directory is warned about and skipped', () => {
+  const { log, warnings } = recorder();
+  const names = ['../escaped', 'a/b', '/etc/cron.d/x', '..', '.', '', 'ok..name'];
+  const document = { deployments: names.map((name) => ({ name, group: 'os-apply-config', config: { name } })) };
+  assert.deepEqual(explodeDeployments(document, ['deployments'], 'request', log), [
+    ['request', document],
+    ['ok..name', { name: 'ok..name' }],
+  ]);
+  assert.equal(warnings.length, 6);
+  assert.match(warnings[0]!, /Deployment name "\.\.\/escaped" under deployments is not a plain file name; skipped\./);
+});

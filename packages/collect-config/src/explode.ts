@@ -12,6 +12,15 @@ export interface ExplodeLog {
 
 const EXPLODED_GROUPS = new Set(['os-apply-config', 'Heat::Ungrouped']);
 
+/**
+ * Whether a deployment name can be a cache key: the key becomes `<cachedir>/<name>.json`, so a
+ * name with a `/` (or `.`, `..`, empty, a NUL) would write outside the cache directory or fail the
+ * whole pass. Heat never produces such names (resource names may not contain `/`).
+ */
+function isSafeKey(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
+}
+
 /** `[(collector, document), (dep.name, dep.config)…]` for every list under one of `deploymentKeys` at the document's root. */
 export function explodeDeployments(
   document: Record<string, unknown>,
@@ -34,7 +43,13 @@ export function explodeDeployments(
         continue;
       }
       const group = Object.hasOwn(item, 'group') ? item.group : 'Heat::Ungrouped';
-      if (typeof group === 'string' && EXPLODED_GROUPS.has(group)) outputs.push([String(item.name), item.config ?? null]);
+      if (typeof group !== 'string' || !EXPLODED_GROUPS.has(group)) continue;
+      const name = String(item.name);
+      if (!isSafeKey(name)) {
+        log.warn(`Deployment name ${JSON.stringify(name)} under ${key} is not a plain file name; skipped.`, { collector });
+        continue;
+      }
+      outputs.push([name, item.config ?? null]);
     }
   }
   return outputs;

@@ -122,6 +122,8 @@ test('bad input is refused with the offending value', () => {
   expectExit(['--no-such-flag'], 2, /no-such-flag/);
   expectExit(['--polling-interval', 'soon'], 1, /--polling-interval must be a number, got 'soon'/);
   expectExit(['--config-file', join(root, 'missing.conf')], 1, /config file not found/);
+  expectExit(['--config-file', root], 1, new RegExp(`config file is a directory: ${root} \\(for a directory use --config-dir\\)`));
+  assert.equal(run(['--config-file', '/dev/null'], env).configFiles[0], '/dev/null', 'an empty config, as with oslo');
   const conf = join(root, 'b.conf');
   writeFileSync(conf, '[DEFAULT]\nforce = maybe\n');
   expectExit(['--config-file', conf], 1, /must be true or false, got 'maybe'/);

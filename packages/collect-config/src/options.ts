@@ -1,6 +1,6 @@
 // Command line and config file -> one frozen CollectOptions (parse -> normalize -> validate ->
 // freeze). Precedence as in oslo.config: command line, then the config files, then the default.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -95,6 +95,9 @@ function configFiles(cliFiles: string[] | undefined, paths: AgentPaths, env: Nod
   if (cliFiles && cliFiles.length > 0) {
     const missing = cliFiles.filter((file) => !existsSync(file));
     if (missing.length > 0) throw new ExitError(1, `config file not found: ${missing.join(', ')}`);
+    // Not a regular-file check: `--config-file /dev/null` (read nothing) is a common idiom.
+    const dirs = cliFiles.filter((file) => statSync(file).isDirectory());
+    if (dirs.length > 0) throw new ExitError(1, `config file is a directory: ${dirs.join(', ')} (for a directory use --config-dir)`);
     return cliFiles;
   }
   return [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile]

@@ -48,6 +48,22 @@ test('ec2: crawls the loopback tree (a=b fetches a/, x/ recurses); a cached ec2.
   }
 });
 
+test('ec2: a URL that answers every path with the same page is given up after a few levels, not crawled until the URL is too long', async () => {
+  const page = '<!doctype html>\n<html lang="en">\n<meta charset="utf-8">\n</html>\n';
+  const server = await fakeServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.end(page);
+  });
+  try {
+    const outcome = await createEc2Collector(() => undefined).collect(contextFor(optionsFor(['--ec2-metadata-url', `${server.url}/`])));
+    assert.equal(outcome.kind, 'unavailable');
+    assert.match((outcome as { reason: string }).reason, /deeper than 16 levels: is \[ec2\] metadata_url an EC2-style metadata service\?/);
+    assert.ok(server.requests.length <= 2 * 17, `${server.requests.length} requests (a leaf and a directory per level)`);
+  } finally {
+    await server.close();
+  }
+});
+
 test('config drive: the config-2 device from blkid -o export, and its mount point', () => {
   const blkid = 'DEVNAME=/dev/vda1\nLABEL=cloudimg-rootfs\nTYPE=ext4\n\nDEVNAME=/dev/sr0\nLABEL=config-2\nTYPE=iso9660\n';
   assert.equal(findConfigDrive(blkid), '/dev/sr0');

@@ -13,15 +13,25 @@ async function fetchText(ctx: CollectorContext, url: string, timeoutMs: number):
   return response.text();
 }
 
+/**
+ * How deep the crawl goes. The EC2 tree is a handful of levels deep; a URL that is not a metadata
+ * service (a web server answering every path with the same page, whose `a=b` lines read as
+ * directories) would otherwise be crawled until the URL grows too long for the server.
+ */
+const MAX_DEPTH = 16;
+
 /** Crawls a metadata listing: `a=b` lines fetch `a/`, `x/` recurses, anything else is a text leaf. */
-async function crawl(ctx: CollectorContext, url: string, timeoutMs: number): Promise<Record<string, unknown>> {
+async function crawl(ctx: CollectorContext, url: string, timeoutMs: number, depth = 0): Promise<Record<string, unknown>> {
+  if (depth > MAX_DEPTH) {
+    throw new Error(`the metadata tree is deeper than ${MAX_DEPTH} levels: is [ec2] metadata_url an EC2-style metadata service?`);
+  }
   const tree: Record<string, unknown> = {};
   const listing = await fetchText(ctx, url, timeoutMs);
   for (const raw of listing.split('\n')) {
     let entry = raw.trim();
     if (entry === '') continue;
     if (entry.includes('=')) entry = `${entry.split('=')[0]}/`;
-    if (entry.endsWith('/')) tree[entry.slice(0, -1)] = await crawl(ctx, `${url}${entry}`, timeoutMs);
+    if (entry.endsWith('/')) tree[entry.slice(0, -1)] = await crawl(ctx, `${url}${entry}`, timeoutMs, depth + 1);
     else tree[entry] = await fetchText(ctx, `${url}${entry}`, timeoutMs);
   }
   return tree;

@@ -126,3 +126,66 @@ test('hearth: a failing long-poll backs off and records the error instead of spi
     await server.close();
   }
 });
+
+/** Watches for `ms` against a server that never holds; returns how many requests it got and the callbacks made. */
+async function watchBriefly(reply: (response: ServerResponse, call: number) => void, extraArgv: string[], ms: number) {
+  let calls = 0;
+  const server = await fakeServer((_request, response) => reply(response, ++calls));
+  const stop = new AbortController();
+  try {
+    const collector = createHearthCollector();
+    const options = optionsFor([
+      '--hearth-metadata-url',
+      `${server.url}/m`,
+      '--hearth-access-key-id',
+      'AK',
+      '--hearth-secret-access-key',
+      'S',
+      '--polling-interval',
+      '30',
+      ...extraArgv,
+    ]);
+    let changes = 0;
+    const watching = collector.watch({ ...contextFor(options), signal: stop.signal }, () => changes++);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    stop.abort();
+    await watching;
+    return { requests: server.requests.length, changes, state: collector.watchState() };
+  } finally {
+    stop.abort();
+    await server.close();
+  }
+}
+
+test('hearth: a server (or proxy) that answers held requests at once is polled at the interval, not in a loop', async () => {
+  const notHeld = await watchBriefly(
+    (response, call) => {
+      response.writeHead(call === 1 ? 200 : 304, { etag: '"v1"', 'content-type': 'application/json' });
+      response.end(call === 1 ? '{"deployments":[]}' : undefined);
+    },
+    [],
+    700,
+  );
+  assert.deepEqual({ requests: notHeld.requests, changes: notHeld.changes }, { requests: 2, changes: 1 });
+  assert.equal(notHeld.state.etag, '"v1"');
+
+  const newEtagEveryTime = await watchBriefly(
+    (response, call) => {
+      response.writeHead(200, { etag: `"v${call}"`, 'content-type': 'application/json' });
+      response.end('{"deployments":[]}');
+    },
+    [],
+    700,
+  );
+  assert.ok(newEtagEveryTime.requests <= 3, `${newEtagEveryTime.requests} requests in 0.7 s`);
+
+  const noWait = await watchBriefly(
+    (response, call) => {
+      response.writeHead(call === 1 ? 200 : 304, { etag: '"v1"', 'content-type': 'application/json' });
+      response.end(call === 1 ? '{}' : undefined);
+    },
+    ['--hearth-wait', '0'],
+    700,
+  );
+  assert.equal(noWait.requests, 1, 'wait = 0: one plain request per polling interval');
+});

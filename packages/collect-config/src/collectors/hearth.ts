@@ -18,6 +18,9 @@ import {
 /** The longest hold hearth-server grants. */
 export const MAX_WAIT_SECONDS = 60;
 
+/** Long-poll requests start at least this far apart, and a held request answered sooner without a change was not held. */
+const MIN_HOLD_MS = 1000;
+
 /** What the watcher last saw, for `--status`. */
 export interface HearthWatchState {
   state: 'idle' | 'waiting' | 'backoff';
@@ -112,14 +115,21 @@ export function createHearthCollector(): HearthCollector {
       while (!ctx.signal?.aborted) {
         try {
           state.state = 'waiting';
+          const askedToHold = settings.waitSeconds > 0 && etag !== undefined;
+          const started = Date.now();
           const changed = await fetchOnce(ctx, settings, settings.waitSeconds);
+          const heldMs = Date.now() - started;
           state.lastError = undefined;
           backoffMs = 1000;
           if (changed) onChange();
-          if (etag === undefined) {
-            // Without an ETag the server cannot hold the request: poll at the plain interval instead of spinning.
+          if (etag === undefined || settings.waitSeconds === 0 || (askedToHold && !changed && heldMs < MIN_HOLD_MS)) {
+            // Nothing holds the request: no ETag to hold on, `wait = 0`, or a server (or a proxy in
+            // front of it) that answers a held request at once. Poll at the plain interval instead of spinning.
             state.state = 'backoff';
             await sleep(ctx.options.pollingInterval * 1000, ctx.signal);
+          } else if (askedToHold && heldMs < MIN_HOLD_MS) {
+            // A change right away is normal, but a server that reports one on every request must not make us spin.
+            await sleep(MIN_HOLD_MS - heldMs, ctx.signal);
           }
         } catch (error) {
           if (ctx.signal?.aborted) break;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { contextFor, fakeServer, optionsFor, sendJson } from '../test-support/fixtures.ts';
-import { createRequestCollector, parseHttpDate } from './request.ts';
+import { comparableLastModified, createRequestCollector, parseHttpDate } from './request.ts';
 
 test('request: HEAD then GET; the document exploded; an older-or-equal Last-Modified is "unchanged"', async () => {
   let lastModified = 'Wed, 25 Nov 2026 10:00:00 GMT';
@@ -65,4 +65,39 @@ test('parseHttpDate reads RFC 1123 dates and refuses anything else', () => {
   assert.equal(parseHttpDate('Thu, 01 Jan 1970 00:00:10 GMT'), 10);
   assert.equal(parseHttpDate('2026-11-25T10:00:00Z'), undefined);
   assert.equal(parseHttpDate('Thu, 01 Foo 1970 00:00:10 GMT'), undefined);
+});
+
+test('request: a document replaced within the second it was served is fetched again, not taken as "unchanged"', async () => {
+  // Swift keeps one Last-Modified for two updates in the same second: the first GET came between them.
+  const modified = 'Wed, 25 Nov 2026 10:00:00 GMT';
+  let version = 1;
+  let date = modified;
+  const server = await fakeServer((request, response) => {
+    sendJson(response, 200, { version }, { 'last-modified': modified, date });
+    if (request.method === 'GET' && version === 1) {
+      version = 2;
+      date = 'Wed, 25 Nov 2026 10:00:03 GMT';
+    }
+  });
+  try {
+    const collector = createRequestCollector();
+    const ctx = contextFor(optionsFor(['--request-metadata-url', `${server.url}/meta`]));
+    assert.deepEqual(await collector.collect(ctx), { kind: 'data', outputs: [['request', { version: 1 }]] });
+    assert.deepEqual(await collector.collect(ctx), { kind: 'data', outputs: [['request', { version: 2 }]] }, 'the second version is read');
+    assert.equal((await collector.collect(ctx)).kind, 'unchanged', 'served 3 s after its Last-Modified: now comparable');
+    assert.deepEqual(
+      server.requests.map((r) => r.method),
+      ['HEAD', 'GET', 'HEAD', 'GET', 'HEAD'],
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test('comparableLastModified: only a Last-Modified at least one second before the Date', () => {
+  const at = (lastModified: string, date?: string) => comparableLastModified({ 'last-modified': lastModified, ...(date ? { date } : {}) });
+  assert.equal(at('Thu, 01 Jan 1970 00:00:10 GMT', 'Thu, 01 Jan 1970 00:00:11 GMT'), 10);
+  assert.equal(at('Thu, 01 Jan 1970 00:00:10 GMT', 'Thu, 01 Jan 1970 00:00:10 GMT'), undefined);
+  assert.equal(at('Thu, 01 Jan 1970 00:00:10 GMT'), undefined);
+  assert.equal(at('yesterday', 'Thu, 01 Jan 1970 00:00:11 GMT'), undefined);
 });
