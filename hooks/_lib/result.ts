@@ -13,9 +13,28 @@ export interface HookResult {
   [output: string]: unknown;
 }
 
+/**
+ * Longest deploy_stdout / deploy_stderr a hook prints, in characters: 1 Mi, the end kept. heat-config reads at
+ * most 16 MiB of a hook's stdout (a longer result cannot be parsed and fails the deployment), and a signal holds
+ * 1 MiB in all, so a tool that talks without end must not push the result past what heat-config keeps.
+ */
+export const MAX_OUTPUT_CHARS = 1024 * 1024;
+
+/** `text` when it fits MAX_OUTPUT_CHARS, else its end behind a line saying how much was cut. */
+export function keepEnd(text: string, stream: 'stdout' | 'stderr'): string {
+  if (text.length <= MAX_OUTPUT_CHARS) return text;
+  const cut = text.length - MAX_OUTPUT_CHARS;
+  return `[hook: the first ${cut} characters of the tool's ${stream} were cut]\n${text.slice(cut)}`;
+}
+
 /** The result for `outputs` and a run: outputs first, then the deploy_* keys, which win over an output of the same name. */
 export function hookResult(run: { stdout: string; stderr: string; status: number }, outputs: Record<string, unknown> = {}): HookResult {
-  return { ...outputs, deploy_stdout: run.stdout, deploy_stderr: run.stderr, deploy_status_code: run.status };
+  return {
+    ...outputs,
+    deploy_stdout: keepEnd(run.stdout, 'stdout'),
+    deploy_stderr: keepEnd(run.stderr, 'stderr'),
+    deploy_status_code: run.status,
+  };
 }
 
 /** A failed result whose stderr says why: for a hook that could not run its tool at all. */

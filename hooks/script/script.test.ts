@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAX_OUTPUT_CHARS } from '../_lib/result.ts';
 import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
 
 const HOOK = new URL('./script', import.meta.url).pathname;
@@ -144,7 +145,13 @@ test('run through a symlink (as heat-config finds it in a hooks dir); non-UTF-8 
   );
   assert.equal(run.exitCode, 0, run.stderr.slice(0, 500));
   assert.equal(run.result?.deploy_stdout, 'bad \ufffd byte');
-  assert.equal(String(run.result?.deploy_stderr).length, 5_000_000);
+  // The end of a long output is kept, behind a line saying how much was cut (see MAX_OUTPUT_CHARS).
+  assert.ok(
+    String(run.result?.deploy_stderr).startsWith(
+      `[hook: the first ${5_000_000 - MAX_OUTPUT_CHARS} characters of the tool's stderr were cut]\nxxx`,
+    ),
+  );
+  assert.ok(String(run.result?.deploy_stderr).endsWith('x'.repeat(MAX_OUTPUT_CHARS)));
   assert.equal(run.result?.deploy_status_code, 0);
 });
 
@@ -164,4 +171,35 @@ test("the script inherits heat-config's progress channel (fd 3): its lines reach
   assert.equal(await new Promise((resolve) => child.on('close', resolve)), 0);
   assert.equal(progress, '50% copied\n');
   assert.equal((JSON.parse(stdout) as { deploy_stdout: string }).deploy_stdout, 'done\n');
+});
+
+test('a script that talks without end: the result keeps the end of stdout and stderr, small enough for heat-config to read', async () => {
+  const dirs = root();
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({
+      config: `#!/bin/sh
+head -c 20000000 /dev/zero | tr '\\0' o
+echo " LAST OUT"
+head -c 3000000 /dev/zero | tr '\\0' e >&2
+echo " LAST ERR" >&2
+exit 4
+`,
+    }),
+    { env: { HEARTH_ROOT: dirs.root }, timeoutMs: 60_000 },
+  );
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.ok(Buffer.byteLength(run.stdout) < 4 * 1024 * 1024, `result of ${Buffer.byteLength(run.stdout)} bytes`);
+  const result = run.result!;
+  assert.equal(result.deploy_status_code, 4);
+  assert.match(
+    String(result.deploy_stdout),
+    new RegExp(`^\\[hook: the first ${20_000_010 - MAX_OUTPUT_CHARS} characters of the tool's stdout were cut\\]\noooo`),
+  );
+  assert.ok(String(result.deploy_stdout).endsWith('ooo LAST OUT\n'));
+  assert.match(
+    String(result.deploy_stderr),
+    new RegExp(`^\\[hook: the first ${3_000_010 - MAX_OUTPUT_CHARS} characters of the tool's stderr were cut\\]\neeee`),
+  );
+  assert.ok(String(result.deploy_stderr).endsWith('eee LAST ERR\n'));
 });

@@ -1,6 +1,7 @@
 // The outbox and its delivery against a loopback node:http server that fails, then succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -248,6 +249,22 @@ test('an unreadable entry is reported once and left in place; the others are del
   }
 });
 
+test('a temp file left by a writer killed mid-write is removed by the next drain; a live writer keeps its own', async () => {
+  const fake = await startFake(() => ({ status: 200 }));
+  try {
+    const { outbox, ctx } = setup();
+    const entry = await queue(ctx, hearthInputs(fake.url), {});
+    const dead = spawnSync(process.execPath, ['-e', '']).pid; // a pid that has exited
+    const crashed = `.${entry.id}.json.${dead}.0123456789ab.tmp`;
+    const writing = `.${entry.id}.json.${process.pid}.ba9876543210.tmp`;
+    for (const name of [crashed, writing]) writeFileSync(join(outbox.dir, name), JSON.stringify(entry), { mode: 0o600 });
+    assert.equal((await drainOutbox(ctx, { mode: 'once' })).delivered, 1);
+    assert.deepEqual(readdirSync(outbox.dir), [writing]);
+  } finally {
+    await fake.close();
+  }
+});
+
 test('an entry locked by another live process is skipped, not sent twice at once', async () => {
   const fake = await startFake(() => ({ status: 200 }));
   try {
@@ -411,6 +428,34 @@ test('a drain stopped between entries counts the entries it did not attempt as s
     assert.equal(outbox.list().entries.length, 1);
     assert.deepEqual(await drainOutbox(ctx, { stop: stop.signal }), { delivered: 0, rejected: 0, expired: 0, queued: 1 });
   } finally {
+    await fake.close();
+  }
+});
+
+test('a retry wait longer than a Node timer holds (40 days) is waited, not turned into a tight loop', async () => {
+  const fake = await startFake(() => ({ status: 503 }));
+  const stop = new AbortController();
+  try {
+    const { ctx } = setup();
+    const days40 = 40 * 24 * 3600 * 1000;
+    await queue(ctx, hearthInputs(fake.url), { n: 1 });
+    const list = ctx.outbox.list.bind(ctx.outbox);
+    let scans = 0;
+    ctx.outbox.list = () => {
+      scans += 1;
+      return list();
+    };
+    const draining = drainOutbox(
+      { ...ctx, backoff: { baseMs: days40, capMs: days40 }, random: () => 0.99 },
+      { mode: 'follow', stop: stop.signal, rescanMs: days40 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(fake.requests.length, 1, 'one attempt, then a 40-day wait');
+    assert.ok(scans <= 5, `the outbox was scanned ${scans} times in 0.5 s`);
+    stop.abort();
+    assert.deepEqual(await draining, { delivered: 0, rejected: 0, expired: 0, queued: 1 });
+  } finally {
+    stop.abort();
     await fake.close();
   }
 });

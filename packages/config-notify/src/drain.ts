@@ -1,9 +1,9 @@
 // Delivering what is queued: one pass over the due entries (`--drain --once`), passes until the
 // outbox is empty (`--drain`), or forever, woken by new entries (`--drain --follow`, the daemon).
 import { watch, type FSWatcher } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
 import { DEFAULT_BACKOFF } from './backoff.ts';
+import { setLongTimeout } from '@hearth/agent-kit/long-timer';
 
 /** How long drainOutbox keeps going. */
 export type DrainMode = 'once' | 'empty' | 'follow';
@@ -27,15 +27,19 @@ export interface DrainSummary {
   queued: number;
 }
 
-/** Sleeps `ms` unless `stop` fires or `wake` resolves first. */
+/** Sleeps `ms` (any length: `--retry-cap-ms` may be weeks) unless `stop` fires or `wake` resolves first. */
 async function pause(ms: number, stop: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
-  const timer = new AbortController();
-  const onStop = (): void => timer.abort();
+  let cancel = (): void => undefined;
+  let onStop = (): void => undefined;
+  const slept = new Promise<void>((resolve) => {
+    cancel = setLongTimeout(resolve, Math.max(0, ms));
+    onStop = resolve;
+  });
   stop?.addEventListener('abort', onStop, { once: true });
   try {
-    await Promise.race([sleep(Math.max(0, ms), undefined, { signal: timer.signal }).catch(() => undefined), ...(wake ? [wake] : [])]);
+    if (!stop?.aborted) await Promise.race([slept, ...(wake ? [wake] : [])]);
   } finally {
-    timer.abort();
+    cancel();
     stop?.removeEventListener('abort', onStop);
   }
 }

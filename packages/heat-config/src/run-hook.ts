@@ -3,7 +3,9 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { setLongTimeout } from '@hearth/agent-kit/long-timer';
 import { signalTree, stopTree } from './kill-tree.ts';
+import { DEFAULT_MAX_OUTPUT_BYTES, OutputTail } from './output-tail.ts';
 
 /** The env var telling a hook that file descriptor 3 takes progress lines. */
 export const PROGRESS_FD_ENV = 'HEAT_CONFIG_PROGRESS_FD';
@@ -28,12 +30,14 @@ export function isStopping(): boolean {
 export interface RunHookOptions {
   /** Written to the hook's stdin (the deployment JSON). */
   input: string;
-  /** Stop the hook (and everything it started) after this many ms. */
+  /** Stop the hook (and everything it started) after this many ms (any length: a timer of agent-kit/long-timer). */
   timeoutMs: number;
   /** Wait between SIGTERM and SIGKILL, in ms. Default 10000. */
   killGraceMs?: number;
   /** After the hook exits, how long to wait for processes it left behind to close stdout/stderr, in ms. Default 2000. */
   outputGraceMs?: number;
+  /** Bytes kept of stdout, and of stderr: the last ones (see OutputTail). Default DEFAULT_MAX_OUTPUT_BYTES (16 MiB). */
+  maxOutputBytes?: number;
   /** Environment of the hook. Default process.env (plus PROGRESS_FD_ENV). */
   env?: NodeJS.ProcessEnv;
   /** Called with each non-empty line the hook writes to fd 3. */
@@ -48,7 +52,7 @@ export interface HookResult {
   exitCode: number | null;
   /** The signal that ended it, or null. */
   signal: string | null;
-  /** stdout, decoded as UTF-8 (invalid bytes become U+FFFD). */
+  /** stdout, decoded as UTF-8 (invalid bytes become U+FFFD); only its end, behind a line saying so, past maxOutputBytes. */
   stdout: string;
   /** stderr, decoded the same way. */
   stderr: string;
@@ -58,14 +62,16 @@ export interface HookResult {
   timedOut: boolean;
   /** The timeout it ran with, in ms. */
   timeoutMs: number;
+  /** Bytes of stdout dropped from the front (it wrote more than maxOutputBytes): its JSON result, if any, is cut. */
+  stdoutDroppedBytes: number;
   /** Why it could not be started (e.g. `EACCES`), when it could not. */
   startError?: string;
 }
 
-function collect(stream: Readable | null, chunks: Buffer[]): Promise<void> {
+function collect(stream: Readable | null, tail: OutputTail): Promise<void> {
   return new Promise((resolve) => {
     if (stream === null) return resolve();
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('data', (chunk: Buffer) => tail.push(chunk));
     stream.on('close', resolve);
     stream.on('error', () => resolve());
   });
@@ -78,8 +84,8 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
   // A group leader of its own, so a timeout can stop everything it started.
   const child = spawn(hookPath, [], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true, env });
   if (child.pid !== undefined) running.add(child.pid);
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
+  const stdout = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+  const stderr = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const outputs = [collect(child.stdout, stdout), collect(child.stderr, stderr)];
   const progress = child.stdio[3] as Readable | null;
   if (progress !== null) {
@@ -95,7 +101,7 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
 
   let timedOut = false;
   let stopped: Promise<void> | undefined;
-  const timeoutTimer = setTimeout(() => {
+  const cancelTimeout = setLongTimeout(() => {
     if (child.pid === undefined) return;
     timedOut = true;
     stopped = stopTree(child.pid, options.killGraceMs ?? 10_000);
@@ -106,7 +112,7 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
     );
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  clearTimeout(timeoutTimer);
+  cancelTimeout();
   await stopped;
   if (child.pid !== undefined) running.delete(child.pid);
   // Something the hook left running may hold stdout open: take what came within the grace, then stop reading.
@@ -118,11 +124,12 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
     command: hookPath,
     exitCode: ended.code,
     signal: ended.signal,
-    stdout: Buffer.concat(stdout).toString('utf8'),
-    stderr: Buffer.concat(stderr).toString('utf8'),
+    stdout: stdout.text('stdout'),
+    stderr: stderr.text('stderr'),
     durationMs: Math.round(performance.now() - started),
     timedOut,
     timeoutMs: options.timeoutMs,
+    stdoutDroppedBytes: stdout.dropped,
     ...(ended.error === undefined ? {} : { startError: `heat-config: could not start ${hookPath}: ${ended.error}` }),
   };
 }

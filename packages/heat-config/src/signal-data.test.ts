@@ -13,6 +13,7 @@ function result(overrides: Partial<HookResult>): HookResult {
     durationMs: 1,
     timedOut: false,
     timeoutMs: 5000,
+    stdoutDroppedBytes: 0,
     ...overrides,
   };
 }
@@ -72,4 +73,14 @@ test('a hook that could not start fails with 126 and the reason', () => {
   const interrupted = interruptedSignalData('/hooks/script');
   assert.equal(interrupted.deploy_status_code, 1);
   assert.match(String(interrupted.deploy_stderr), /\/hooks\/script was interrupted/);
+});
+
+test('a stdout cut to its end is never a success: the exit code when non-zero, else 1, with a line saying why', () => {
+  const cut = { stdout: '[heat-config: the first 9 bytes ...]\n"deploy_status_code": 0}', stdoutDroppedBytes: 9 };
+  assert.deepEqual(signalDataFor(result({ ...cut, stderr: 'log' })), {
+    deploy_stdout: cut.stdout,
+    deploy_stderr: 'log\nheat-config: /hooks/script wrote more on stdout than heat-config keeps, so its result could not be read\n',
+    deploy_status_code: 1,
+  });
+  assert.equal(signalDataFor(result({ ...cut, exitCode: 5 })).deploy_status_code, 5);
 });

@@ -10,6 +10,8 @@ export type SignalData = Record<string, unknown>;
 export const TIMED_OUT_STATUS = 124;
 /** deploy_status_code of a hook that could not be started (the shell's "cannot execute"). */
 export const NOT_STARTED_STATUS = 126;
+/** deploy_status_code of a hook that exited 0 but wrote more on stdout than heat-config keeps: its result is unreadable. */
+export const OUTPUT_CUT_STATUS = 1;
 /** deploy_status_code reported for an interrupted hook when the policy is to report it failed. */
 export const INTERRUPTED_STATUS = 1;
 
@@ -33,8 +35,8 @@ function appendLine(text: string, line: string): string {
  * The signal for a hook result. As 55-heat-config: non-empty stdout that parses as JSON is the signal
  * (whatever the exit code); other non-empty stdout, or empty stdout with a non-zero code, gives the three
  * deploy_* keys; empty stdout and code 0 gives {}. Differences: stdout JSON that is not an object counts
- * as non-JSON (a signal is an object); a timeout or a hook that did not start is always a failure whose
- * deploy_stderr says so.
+ * as non-JSON (a signal is an object); a timeout, a hook that did not start, or a stdout too long to keep
+ * whole (see OutputTail) is always a failure whose deploy_stderr says so.
  */
 export function signalDataFor(result: HookResult): SignalData {
   if (result.startError !== undefined) return failure(result.stdout, appendLine(result.stderr, result.startError), NOT_STARTED_STATUS);
@@ -43,6 +45,12 @@ export function signalDataFor(result: HookResult): SignalData {
     return failure(result.stdout, appendLine(result.stderr, line), TIMED_OUT_STATUS);
   }
   const code = returnCode(result);
+  if (result.stdoutDroppedBytes > 0) {
+    // Only the end of stdout was kept: a JSON result is cut, and its deploy_status_code with it. Never report
+    // success for a result nobody could read.
+    const line = `heat-config: ${result.command} wrote more on stdout than heat-config keeps, so its result could not be read`;
+    return failure(result.stdout, appendLine(result.stderr, line), code !== 0 ? code : OUTPUT_CUT_STATUS);
+  }
   if (result.stdout !== '') {
     try {
       const parsed: unknown = JSON.parse(result.stdout);
