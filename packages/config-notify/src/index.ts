@@ -9,4 +9,4 @@ export * from './queue.ts';
 export * from './drain.ts';
 export * from './heartbeat.ts';
 export * from './options.ts';
-export { main, VERSION, type MainIo } from './main.ts';
+export { EXIT_NOT_QUEUED, main, VERSION, type MainIo } from './main.ts';

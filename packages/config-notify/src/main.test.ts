@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ExitError } from '@hearth/agent-kit';
-import { main } from './main.ts';
+import { EXIT_NOT_QUEUED, main } from './main.ts';
 import { parseCommandLine } from './options.ts';
 import { deploymentWith, startFake } from './test-support.ts';
 
@@ -165,6 +165,26 @@ test('NO_SIGNAL exits 0 and queues nothing; ZAQAR_SIGNAL is exit 1 saying it is 
     run([zaqar.deployment], zaqar.env, '{}'),
     (e: unknown) => e instanceof ExitError && e.exitCode === 1 && /ZAQAR_SIGNAL/.test(e.message),
   );
+});
+
+test('an outbox that cannot be written is exit 75 (hand it over again), not 1 (refused for good); nothing is sent', async () => {
+  const fake = await startFake(() => ({ status: 200, body: '{}' }));
+  try {
+    const { env, deployment, outbox } = files(hearth(fake.url));
+    writeFileSync(outbox, 'a file where the outbox dir should be'); // as a full or read-only disk: the entry cannot be written
+    await assert.rejects(
+      run([deployment], env, '{"deploy_status_code": 0}'),
+      (e: unknown) =>
+        e instanceof ExitError &&
+        e.exitCode === EXIT_NOT_QUEUED &&
+        e.message.includes(`in the outbox ${outbox}: EEXIST`) &&
+        /could not queue the signal of deployment c0ffee00-/.test(e.message) &&
+        !e.message.includes('tkn'),
+    );
+    assert.equal(fake.requests.length, 0);
+  } finally {
+    await fake.close();
+  }
 });
 
 test('--heartbeat posts to the heartbeat URL with the signal token; other transports are a no-op; failures exit 1', async () => {

@@ -1,6 +1,6 @@
 // `heat-config-notify`: the command line -> queue and deliver a signal, drain the outbox, or send
 // a heartbeat. Resolves to the exit code; only bin.ts exits.
-import { closeHttpConnections, createLogger, type Logger } from '@hearth/agent-kit';
+import { closeHttpConnections, createLogger, ExitError, type Logger } from '@hearth/agent-kit';
 import { deliverUntilSettled, drainOutbox } from './drain.ts';
 import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
 import { sendHeartbeat } from './heartbeat.ts';
@@ -12,6 +12,27 @@ import { parseSignalData, readAll } from './signal-data.ts';
 
 /** The version printed by --version. */
 export const VERSION = '0.1.0+hearth';
+
+/**
+ * Exit code when the signal could not be queued (the outbox could not be written: full, read-only, not a
+ * directory): nothing was sent or kept, so the caller must hand it over again (EX_TEMPFAIL). heat-config does;
+ * it takes exit 1 (a refused or unsendable signal) as final.
+ */
+export const EXIT_NOT_QUEUED = 75;
+
+/** Queues the signal; an outbox that cannot be written is ExitError(EXIT_NOT_QUEUED) naming the dir and the reason. */
+async function queueOrTempFail(...args: Parameters<typeof queueSignal>): ReturnType<typeof queueSignal> {
+  try {
+    return await queueSignal(...args);
+  } catch (error) {
+    if (error instanceof ExitError) throw error; // a deployment that cannot be signalled: final
+    throw new ExitError(
+      EXIT_NOT_QUEUED,
+      `could not queue the signal of deployment ${args[0].id} in the outbox ${args[2].outbox.dir}: ${(error as Error).message}; ` +
+        'nothing was sent: free or fix that directory (or set HEARTH_OUTBOX_DIR), then run heat-config-notify again',
+    );
+  }
+}
 
 /** What main reads besides argv (tests pass their own). */
 export interface MainIo {
@@ -87,7 +108,7 @@ export async function main(argv: string[], io: MainIo = {}): Promise<number> {
     }
     const { data, warnings } = parseSignalData(await readAll(io.stdin ?? process.stdin));
     for (const warning of warnings) log.warn(warning, { deployment: info.id });
-    const entry = await queueSignal(info, data, { outbox: ctx.outbox, log, maxBodyBytes: options.maxBodyBytes });
+    const entry = await queueOrTempFail(info, data, { outbox: ctx.outbox, log, maxBodyBytes: options.maxBodyBytes });
     if (entry === null) {
       log.info('no signal transport configured (NO_SIGNAL): nothing to send', { deployment: info.id });
       return 0;

@@ -66,6 +66,7 @@ Options:
 Exit status: 0 delivered, queued, or nothing to send (NO_SIGNAL); 1 bad usage or input
 (missing deployment file, ZAQAR_SIGNAL), a signal the server rejected (4xx), or with --wait a
 signal that was finally not delivered; --drain exits 1 when it dropped a rejected or expired signal.
+75 when the signal could not be written to the outbox (nothing sent: hand it over again).
 `;
 }
 

@@ -55,6 +55,19 @@ function isEntry(value: unknown): value is OutboxEntry {
   );
 }
 
+/** agent-kit's temp file beside an entry while it is written: `.<id>.json.<writer pid>.<random>.tmp`. */
+const TEMP_FILE = /^\.[^/]+\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** An entry file that could not be read: left in place for an operator, reported once per listing. */
 export interface UnreadableEntry {
   file: string;
@@ -114,7 +127,7 @@ export class Outbox {
     }
   }
 
-  /** Every readable entry, oldest first, and the files that could not be read. */
+  /** Every readable entry, oldest first, and the files that could not be read; removes temp files of dead writers. */
   list(): { entries: OutboxEntry[]; unreadable: UnreadableEntry[] } {
     let names: string[];
     try {
@@ -126,6 +139,7 @@ export class Outbox {
     const entries: OutboxEntry[] = [];
     const unreadable: UnreadableEntry[] = [];
     for (const name of names) {
+      this.removeIfStaleTemp(name);
       if (name.startsWith('.') || !name.endsWith('.json')) continue;
       try {
         const entry = this.read(name.slice(0, -'.json'.length));
@@ -145,6 +159,20 @@ export class Outbox {
     } catch (error) {
       if (error instanceof LockBusyError) return undefined;
       throw error;
+    }
+  }
+
+  /**
+   * Removes a temp file whose writer died before renaming it (killed or crashed mid-write): it holds a whole
+   * signal, credentials included, and nothing else would ever remove it. A live writer's file is left alone.
+   */
+  private removeIfStaleTemp(name: string): void {
+    const writer = TEMP_FILE.exec(name)?.[1];
+    if (writer === undefined || isAlive(Number(writer))) return;
+    try {
+      unlinkSync(join(this.dir, name));
+    } catch {
+      // Gone already, or not ours to remove: the next listing tries again.
     }
   }
 

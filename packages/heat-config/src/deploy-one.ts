@@ -6,7 +6,7 @@ import { chooseComponent } from './component.ts';
 import { GROUPS_WITHOUT_HOOK, findHook } from './hook-path.ts';
 import { convertInputs } from './inputs.ts';
 import { DeploymentMarkers } from './markers.ts';
-import { heartbeatPump, runNotify } from './notify.ts';
+import { handoverOf, heartbeatPump, runNotify } from './notify.ts';
 import { hookTimeoutSeconds, type HeatConfigOptions } from './options.ts';
 import { isStopping, runHook } from './run-hook.ts';
 import { interruptedSignalData, signalDataFor, type SignalData } from './signal-data.ts';
@@ -16,6 +16,8 @@ export type DeploymentOutcome =
   | 'deployed'
   | 'already-deployed'
   | 'skipped'
+  /** heat-config-notify settled the result without delivering it (the server refused it): never sent again. */
+  | 'signal-refused'
   /** The result is saved but heat-config-notify did not take it: sent again on the next run. */
   | 'notify-failed';
 
@@ -139,7 +141,18 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
   }
   dlog.debug(`Running ${options.notifyCommand} ${markers.runningPath} < ${markers.notifyPath}`);
   const notified = await runNotify(options.notifyCommand, markers.runningPath, signal);
-  if (notified.failed) {
+  const handover = handoverOf(notified);
+  if (handover === 'refused') {
+    // Sending it again would be refused again, on every run, and keep the configure phase failing for good.
+    dlog.error(
+      `heat-config-notify could not deliver the result of ${deployment.id} and will not retry it (the server refused it, or the ` +
+        `deployment cannot be signalled); marking it deployed. Its result is in ${markers.notifyPath}`,
+      { exitCode: notified.exitCode, stderr: notified.stderr.slice(-4000) },
+    );
+    await markers.markDeployed(deployment);
+    return 'signal-refused';
+  }
+  if (handover === 'failed') {
     dlog.error(
       `Error running heat-config-notify. [${notified.exitCode ?? notified.signal}]; the result is kept and sent again on the next run`,
       {

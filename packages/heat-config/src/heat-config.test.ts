@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployment, isRunning, logRecords, runBin, waitFor, world, type World } from './test-support.ts';
@@ -134,6 +135,20 @@ test('notify failing: no marker, exit 1; the next run resends the saved result w
   assert.deepEqual(markers(w), ['d1.json', 'd1.notify.json']);
 });
 
+test('a signal heat-config-notify refuses for good (exit 1: a 4xx) is marked deployed, not resent on every run', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0}'`);
+  w.deployments([deployment('r1', 'script'), deployment('r2', 'script')]);
+  const refused = await runBin([], { ...w.env, FAKE_NOTIFY_EXIT: '1' });
+  assert.equal(refused.code, 0, 'nothing a rerun could fix: the configure phase does not fail');
+  assert.deepEqual(markers(w), ['r1.json', 'r1.notify.json', 'r2.json', 'r2.notify.json']);
+  assert.ok(logRecords(refused.stderr).some((r) => r.level === 'error' && /will not retry it/.test(String(r.msg))));
+  const again = await runBin([], { ...w.env, FAKE_NOTIFY_EXIT: '1' });
+  assert.equal(again.code, 0);
+  assert.equal(w.notified().length, 2, 'each refused signal was handed over once');
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\nrun\n');
+});
+
 test('a hook interrupted by a crash is run again and signalled once; with HEAT_CONFIG_INTERRUPTED=fail it is reported failed', async (t) => {
   const w = world(t);
   w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0}'`);
@@ -240,6 +255,27 @@ echo '{"deploy_status_code": 0}'`,
   assert.ok(files.findIndex((f) => f.endsWith('.args')) > files.findLastIndex((f) => f.endsWith('.heartbeat')), files.join());
 });
 
+test('a progress line with NUL bytes is sent without them, and never takes heat-config down while the hook runs', async (t) => {
+  const w = world(t);
+  w.hook(
+    'script',
+    `printf 'half\\000way\\n' >&3
+i=0; until [ "$(ls "$NOTIFY_LOG" | wc -l)" -ge 1 ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done
+printf '\\000\\000\\n' >&3
+sleep 0.3
+echo '{"deploy_status_code": 0}'`,
+  );
+  w.deployments([deployment('n1', 'script'), deployment('n2', 'script')]);
+  const run = await runBin([], w.env);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(w.heartbeats(), ['halfway', 'halfway'], 'one per deployment; a line of NULs alone sends nothing');
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [{ deploy_status_code: 0 }, { deploy_status_code: 0 }],
+  );
+  assert.deepEqual(markers(w), ['n1.json', 'n1.notify.json', 'n2.json', 'n2.notify.json']);
+});
+
 test('a missing config file exits 1; invalid JSON exits 0 doing nothing; the old deployed dir is migrated', async (t) => {
   const w = world(t);
   const missing = await runBin([], w.env);
@@ -301,5 +337,50 @@ test(
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(markers(w), ['k1.json', 'k1.notify.json']);
     assert.ok(!logRecords(run.stderr).some((r) => r.msg === 'heartbeat not sent'), run.stderr);
+  },
+);
+
+test(
+  'with the real heat-config-notify (HEARTH_SIGNAL): progress lines that look like flags ("--- step 1 ---", "-h") are heartbeat messages',
+  { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
+  async (t) => {
+    const w = world(t);
+    const received: Array<{ url: string; body: unknown }> = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push({ url: request.url ?? '', body: JSON.parse(body) as unknown });
+        writeFileSync(join(w.root, `request-${received.length}`), '');
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const { port } = server.address() as { port: number };
+    // Each line waits (at most 10 s) for its heartbeat to arrive, so none is coalesced away.
+    const untilRequest = (n: number) => `i=0; until [ -e "${w.root}/request-${n}" ] || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done`;
+    w.hook('script', `echo "--- step 1 ---" >&3\n${untilRequest(1)}\necho "-h" >&3\n${untilRequest(2)}\necho '{"deploy_status_code": 0}'`);
+    const signalUrl = `http://127.0.0.1:${port}/v1/guest/deployments/h1/signal?token=t`;
+    w.deployments([
+      deployment('h1', 'script', {
+        inputs: [
+          { name: 'deploy_signal_transport', type: 'String', value: 'HEARTH_SIGNAL' },
+          { name: 'deploy_signal_id', type: 'String', value: signalUrl },
+        ],
+      }),
+    ]);
+    const run = await runBin(
+      [],
+      { ...w.env, HEAT_CONFIG_NOTIFY: REAL_NOTIFY, HEARTH_OUTBOX_DIR: join(w.root, 'outbox') },
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(!logRecords(run.stderr).some((r) => r.msg === 'heartbeat not sent'), run.stderr);
+    assert.deepEqual(received, [
+      { url: '/v1/guest/deployments/h1/heartbeat?token=t', body: { message: '--- step 1 ---' } },
+      { url: '/v1/guest/deployments/h1/heartbeat?token=t', body: { message: '-h' } },
+      { url: '/v1/guest/deployments/h1/signal?token=t', body: { deploy_status_code: 0 } },
+    ]);
   },
 );

@@ -48,7 +48,9 @@ export const FAKE_NOTIFY = `#!/bin/sh
 n=$(ls "$NOTIFY_LOG" | wc -l)
 n=$(printf '%05d' "$n")
 if [ "$1" = "--heartbeat" ]; then
-  printf '%s' "$3" > "$NOTIFY_LOG/$n.heartbeat"
+  shift 2
+  [ "$1" = "--" ] && shift
+  printf '%s' "$1" > "$NOTIFY_LOG/$n.heartbeat"
   exit 0
 fi
 cat > "$NOTIFY_LOG/$n.stdin"
