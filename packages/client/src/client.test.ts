@@ -216,3 +216,48 @@ test('an API error records which credential the call carried', async () => {
   assert.ok(operatorCall instanceof HearthApiError);
   assert.equal(operatorCall.credential, 'operator');
 });
+
+test('a redirect to another origin is reported, not followed: the token does not go there', async () => {
+  const elsewhere: Array<{ url: string | undefined; token: string | string[] | undefined }> = [];
+  const sink = createServer((req, res) => {
+    elsewhere.push({ url: req.url, token: req.headers['x-auth-token'] });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ servers: [], software_deployment: { id: 'd1', status: 'COMPLETE' } }));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+  try {
+    stub.handler = (req, res) => {
+      res.writeHead(307, { location: `${sinkUrl}${req.url}` });
+      res.end();
+    };
+    const client = createClient({ url: stub.url, token: 'admin-secret' });
+    for (const call of [() => client.listServers(), () => client.createServer({ name: 'web' }), () => client.waitDeployment('d1', 1)]) {
+      const error = await call().catch((e: unknown) => e);
+      assert.ok(error instanceof HearthApiError, String(error));
+      assert.equal(error.code, 'ERR_RESPONSE_INVALID');
+      assert.equal(error.status, 307);
+      assert.ok(error.message.includes(`redirect to ${sinkUrl}/v1/default/`), error.message);
+      assert.match(error.message, /set HEARTH_URL/);
+    }
+    const stream = client.streamEvents({ reconnectDelayMs: 10 });
+    const streamError = await stream.next().catch((e: unknown) => e);
+    assert.ok(streamError instanceof HearthApiError, String(streamError));
+    assert.equal(streamError.status, 307);
+    assert.deepEqual(elsewhere, [], 'nothing reached the redirect target');
+  } finally {
+    await new Promise<void>((resolve) => sink.close(() => resolve()));
+  }
+});
+
+test('an https:// URL for a plain-HTTP server is ERR_TLS saying to use http://, not "start hearth-server"', async () => {
+  stub.handler = (_req, res) => json(res, 200, { servers: [] });
+  const client = createClient({ url: stub.url.replace('http:', 'https:'), token: 'admin', retry: 0 });
+  const error = await client.listServers().catch((e: unknown) => e);
+  assert.ok(error instanceof HearthConnectionError, String(error));
+  assert.equal(error.code, 'ERR_TLS');
+  assert.match(
+    error.message,
+    /^TLS with https:\/\/127\.0\.0\.1:\d+ failed \((EPROTO|ERR_SSL_\w+): [^\n]+\): .*use an http:\/\/ URL in HEARTH_URL\.$/,
+  );
+});

@@ -60,3 +60,17 @@ test('a timeout after retries gives the time of each attempt and their number', 
   assert.equal(formatDuration(2500), '2.5 s');
   assert.equal(formatDuration(60_000), '60 s');
 });
+
+test('an untrusted certificate becomes ERR_TLS naming the cause and NODE_EXTRA_CA_CERTS', () => {
+  for (const causeCode of ['DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']) {
+    const cause = Object.assign(new Error('self-signed certificate'), { code: causeCode });
+    const error = connectionErrorFrom(cause, { ...target, baseUrl: 'https://127.0.0.1:9', timeoutMs: 1000 });
+    assert.equal(error.code, 'ERR_TLS', causeCode);
+    assert.equal(error.causeCode, causeCode);
+    assert.equal(
+      error.message,
+      `the TLS certificate of hearth-server at https://127.0.0.1:9 is not trusted (${causeCode}: self-signed certificate): ` +
+        'give Node its CA with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or check that HEARTH_URL names the host the certificate is for.',
+    );
+  }
+});

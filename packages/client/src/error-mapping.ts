@@ -4,6 +4,46 @@ import { HearthApiError, HearthConnectionError, type RequestTarget } from './err
 /** Low-level error codes that mean "no reply in time" rather than "no connection". */
 const TIMEOUT_CAUSES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT']);
 
+/** OpenSSL's codes for a certificate Node does not trust (node:tls sets them on the error). */
+const CERTIFICATE_CAUSES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The readable part of a TLS error message: OpenSSL's reason (`wrong version number`) rather than its whole line. */
+function tlsReason(message: string): string {
+  const openssl = /:SSL routines:[^:]*:([^:]+)/.exec(message);
+  return (openssl?.[1] ?? message).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * What a TLS failure means for the user, or undefined when `causeCode` is not one: the certificate
+ * is not trusted, or the other end does not speak TLS (an https:// URL for a plain-HTTP server gives
+ * EPROTO / ERR_SSL_WRONG_VERSION_NUMBER).
+ */
+function tlsProblem(causeCode: string, cause: unknown, baseUrl: string): string | undefined {
+  const reason = cause instanceof Error ? tlsReason(cause.message) : '';
+  const detail = reason === '' ? causeCode : `${causeCode}: ${reason}`;
+  if (CERTIFICATE_CAUSES.has(causeCode)) {
+    return (
+      `the TLS certificate of hearth-server at ${baseUrl} is not trusted (${detail}): ` +
+      'give Node its CA with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or check that HEARTH_URL names the host the certificate is for.'
+    );
+  }
+  if (causeCode === 'EPROTO' || causeCode.startsWith('ERR_SSL_')) {
+    return `TLS with ${baseUrl} failed (${detail}): if hearth-server serves plain HTTP there, ` + 'use an http:// URL in HEARTH_URL.';
+  }
+  return undefined;
+}
+
 /** True when `value` has the shape of hearth's coded error body. */
 export function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null) return false;
@@ -33,6 +73,25 @@ export function apiErrorFromReply(reply: { status: number; bodyText: string } & 
     message:
       `${method} ${url} answered HTTP ${status} without a hearth error body` +
       `${excerpt ? ` (${JSON.stringify(excerpt)})` : ''}: check that HEARTH_URL points at hearth-server.`,
+    method,
+    url,
+    credential,
+  });
+}
+
+/**
+ * Builds the error for a 3xx reply (other than 304) the client did not follow: one to another origin,
+ * where got would resend the X-Auth-Token header (see sameOriginRedirects).
+ */
+export function redirectError(reply: { status: number; location: string | undefined } & RequestTarget): HearthApiError {
+  const { status, location, method, url, credential } = reply;
+  const where = location === undefined ? 'without a Location' : `to ${location}`;
+  return new HearthApiError({
+    status,
+    code: 'ERR_RESPONSE_INVALID',
+    message:
+      `${method} ${url} answered HTTP ${status}, a redirect ${where}; hearth follows redirects only within HEARTH_URL's ` +
+      'origin, so that its token goes nowhere else: set HEARTH_URL to the address hearth-server answers on.',
     method,
     url,
     credential,
@@ -82,6 +141,8 @@ export function connectionErrorFrom(
       cause,
     });
   }
+  const tls = tlsProblem(causeCode, cause, baseUrl);
+  if (tls !== undefined) return new HearthConnectionError({ code: 'ERR_TLS', causeCode, message: tls, method, url, cause });
   return new HearthConnectionError({
     code: 'ERR_CONNECTION',
     causeCode,

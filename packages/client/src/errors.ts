@@ -1,7 +1,7 @@
 import type { AuthKind } from './http.ts';
 
 /** Codes the client itself gives to failures that never got an answer from hearth-server. */
-export const CLIENT_ERROR_CODES = ['ERR_CONNECTION', 'ERR_TIMEOUT', 'ERR_RESPONSE_INVALID'] as const;
+export const CLIENT_ERROR_CODES = ['ERR_CONNECTION', 'ERR_TIMEOUT', 'ERR_TLS', 'ERR_RESPONSE_INVALID'] as const;
 /** One of the client's own codes. */
 export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 
@@ -40,13 +40,16 @@ export class HearthApiError extends Error {
   }
 }
 
-/** The call got no HTTP answer: refused, reset, name not resolved, or timed out. */
+/** Codes of a call that got no HTTP answer: no connection, no reply in time, or a failed TLS handshake. */
+export type ConnectionErrorCode = 'ERR_CONNECTION' | 'ERR_TIMEOUT' | 'ERR_TLS';
+
+/** The call got no HTTP answer: refused, reset, name not resolved, timed out, or TLS failed. */
 export class HearthConnectionError extends Error {
   override readonly name = 'HearthConnectionError';
   /** Always 0: there was no HTTP reply. */
   readonly status = 0;
-  /** ERR_CONNECTION (no connection) or ERR_TIMEOUT (no reply in time). */
-  readonly code: 'ERR_CONNECTION' | 'ERR_TIMEOUT';
+  /** ERR_CONNECTION (no connection), ERR_TIMEOUT (no reply in time) or ERR_TLS (certificate not trusted, or no TLS spoken). */
+  readonly code: ConnectionErrorCode;
   /** The low-level cause's code, e.g. ECONNREFUSED or ETIMEDOUT. */
   readonly causeCode: string;
   /** Always empty; present so both error classes can be handled alike. */
@@ -56,7 +59,7 @@ export class HearthConnectionError extends Error {
   /** URL of the failed call. */
   readonly url: string;
 
-  constructor(init: { code: 'ERR_CONNECTION' | 'ERR_TIMEOUT'; causeCode: string; message: string; cause?: unknown } & RequestTarget) {
+  constructor(init: { code: ConnectionErrorCode; causeCode: string; message: string; cause?: unknown } & RequestTarget) {
     super(init.message, { cause: init.cause });
     this.code = init.code;
     this.causeCode = init.causeCode;

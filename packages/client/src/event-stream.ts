@@ -1,8 +1,8 @@
 import got from 'got';
 import type { Event } from '@hearth/protocol';
 import { HearthApiError, HearthConnectionError } from './errors.ts';
-import { apiErrorFromReply, connectionErrorFrom, invalidBodyError } from './error-mapping.ts';
-import type { Transport } from './http.ts';
+import { apiErrorFromReply, connectionErrorFrom, invalidBodyError, redirectError } from './error-mapping.ts';
+import { sameOriginRedirects, type Transport } from './http.ts';
 import { projectPath } from './paths.ts';
 import { SseParser, type SseMessage } from './sse-parser.ts';
 
@@ -108,18 +108,25 @@ async function* openStream(
   const stream = got.stream(url, {
     headers: transport.headersFor('operator', extra),
     throwHttpErrors: false,
+    followRedirect: sameOriginRedirects(baseUrl),
     retry: { limit: 0 },
     timeout: { connect: timeoutMs, response: timeoutMs, socket: options.idleTimeoutMs ?? 45_000 },
     signal: options.signal,
   });
   const decoder = new TextDecoder();
   try {
-    const response = await new Promise<{ statusCode: number; headers: Record<string, unknown> }>((resolve, reject) => {
-      stream.once('response', resolve);
-      stream.once('error', reject);
-    }).catch((error: unknown) => {
+    const response = await new Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }>(
+      (resolve, reject) => {
+        stream.once('response', resolve);
+        stream.once('error', reject);
+      },
+    ).catch((error: unknown) => {
       throw connectionErrorFrom(error, { ...target, baseUrl, timeoutMs });
     });
+    if (response.statusCode >= 300 && response.statusCode < 400) {
+      const location = response.headers.location;
+      throw redirectError({ ...target, status: response.statusCode, location: typeof location === 'string' ? location : undefined });
+    }
     if (response.statusCode >= 300) {
       let bodyText = '';
       for await (const chunk of stream) bodyText += decoder.decode(chunk as Buffer, { stream: true });

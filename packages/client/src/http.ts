@@ -1,5 +1,5 @@
 import got, { type Method } from 'got';
-import { apiErrorFromReply, connectionErrorFrom, invalidBodyError } from './error-mapping.ts';
+import { apiErrorFromReply, connectionErrorFrom, invalidBodyError, redirectError } from './error-mapping.ts';
 import type { NormalizedClientOptions } from './options.ts';
 
 /** Which credential header a call carries: operator (X-Auth-Token) or agent (Authorization: Bearer). */
@@ -49,6 +49,19 @@ function attemptsOf(error: unknown): number | undefined {
   return typeof retryCount === 'number' ? retryCount + 1 : undefined;
 }
 
+/**
+ * got's `followRedirect` for calls to `baseUrl`: follow a redirect only within its origin (hearth-server
+ * sends `/stacks/{name}` to `/stacks/{name}/{id}`). One to another origin, or from https to http, is
+ * not followed, since got would resend the X-Auth-Token header there; the call reports it instead.
+ */
+export function sameOriginRedirects(baseUrl: string): (response: { url: string; headers: { location?: string | undefined } }) => boolean {
+  const origin = new URL(baseUrl).origin;
+  return (response) => {
+    const location = response.headers.location;
+    return location !== undefined && URL.canParse(location, response.url) && new URL(location, response.url).origin === origin;
+  };
+}
+
 /** Sends calls to hearth-server and turns failures into HearthApiError / HearthConnectionError. */
 export interface Transport {
   readonly options: NormalizedClientOptions;
@@ -90,6 +103,7 @@ export function createTransport(options: NormalizedClientOptions): Transport {
         json: spec.json,
         responseType: 'text',
         throwHttpErrors: false,
+        followRedirect: sameOriginRedirects(options.baseUrl),
         timeout: { request: timeoutMs },
         retry: {
           limit: (spec.retry ?? spec.method !== 'POST') ? options.retry : 0,
@@ -106,6 +120,7 @@ export function createTransport(options: NormalizedClientOptions): Transport {
     const status = response.statusCode;
     const bodyText = response.body;
     if (status >= 400) throw apiErrorFromReply({ ...target, status, bodyText });
+    if (status >= 300 && status !== 304) throw redirectError({ ...target, status, location: response.headers.location });
     let body: unknown;
     if (bodyText.trim() !== '') {
       try {

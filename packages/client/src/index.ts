@@ -13,6 +13,7 @@ export {
   isHearthClientError,
   CLIENT_ERROR_CODES,
   type ClientErrorCode,
+  type ConnectionErrorCode,
   type HearthClientError,
   type RequestTarget,
 } from './errors.ts';
