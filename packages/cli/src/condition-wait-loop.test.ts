@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WaitConditionPoll, WaitConditionPollRequest } from '@hearth/client';
+import { HearthConnectionError, type WaitConditionPoll, type WaitConditionPollRequest } from '@hearth/client';
 import type { WaitCondition } from '@hearth/protocol';
 import { waitForCondition, type ConditionWaitDeps } from './condition-wait-loop.ts';
 
@@ -149,4 +149,47 @@ test('without a timeout no poll is cut short', async () => {
   );
   assert.equal(result.outcome, 'COMPLETE');
   assert.deepEqual(signals, [undefined, undefined]);
+});
+
+test('after an outage the next poll answers at once, and a "not modified" answer still reports the server is back', async () => {
+  const deps = fakeDeps([condition('IN_PROGRESS', 1), condition('COMPLETE', 3)], 30_000);
+  const poll = deps.client.pollWaitCondition;
+  const events: string[] = [];
+  let failures = 2;
+  let backWithNothingNew = true;
+  const result = await waitForCondition(
+    { stack: 'web', name: 'ready', timeoutSeconds: 600 },
+    {
+      ...deps,
+      onUpdate: (wc) => events.push(`update ${wc.received}`),
+      onRetry: (error) => events.push(error.code),
+      client: {
+        pollWaitCondition: async (stack, name, request = {}) => {
+          if (request.etag !== undefined && failures > 0) {
+            failures--;
+            throw new HearthConnectionError({
+              method: 'GET',
+              url: 'u',
+              code: 'ERR_CONNECTION',
+              causeCode: 'ECONNREFUSED',
+              message: 'refused',
+            });
+          }
+          // The server is back with nothing new at first: 304 to the first poll, then COMPLETE.
+          if (request.etag !== undefined && backWithNothingNew) {
+            backWithNothingNew = false;
+            deps.requests.push(request);
+            return { modified: false, etag: request.etag };
+          }
+          return poll(stack, name, request);
+        },
+      },
+    },
+  );
+  assert.equal(result.outcome, 'COMPLETE');
+  assert.deepEqual(
+    deps.requests.map((r) => r.wait),
+    [undefined, 0, 30],
+  );
+  assert.deepEqual(events, ['update 1', 'ERR_CONNECTION', 'ERR_CONNECTION', 'update 1', 'update 3']);
 });

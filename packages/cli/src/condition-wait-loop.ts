@@ -20,7 +20,7 @@ export interface ConditionWaitDeps {
   sleep(ms: number): Promise<void>;
   /** A signal that aborts after `ms`, ending a call at our own timeout. Default AbortSignal.timeout. */
   signalAfter?: ((ms: number) => AbortSignal) | undefined;
-  /** Called with each new state of the condition seen (not for "not modified" answers). Default: none. */
+  /** Called with each new state of the condition seen, and with the current one when the server answers again after an outage. Default: none. */
   onUpdate?: ((waitCondition: WaitCondition) => void) | undefined;
   /** Called when a call failed in an outage the wait rides through, before its pause. Default: none. */
   onRetry?: ((error: HearthClientError) => void) | undefined;
@@ -62,7 +62,9 @@ export async function waitForCondition(target: ConditionWaitTarget, deps: Condit
     const remainingMs = deadline - deps.now();
     if (remainingMs <= 0) return ended('TIMEOUT', waitCondition);
     const asked = deps.now();
-    const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
+    // Just after an outage, ask for an answer at once: a long-poll would hide that the server is back.
+    const afterOutage = outage.retrying;
+    const wait = afterOutage ? 0 : Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
     // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
     const poll = await outage.attempt(
       () => beforeDeadline(deadline, deps, (signal) => deps.client.pollWaitCondition(stack, name, { etag, wait, signal })),
@@ -72,10 +74,9 @@ export async function waitForCondition(target: ConditionWaitTarget, deps: Condit
     if (poll === undefined) continue;
     if (poll === DEADLINE_PASSED) return ended('TIMEOUT', waitCondition);
     etag = poll.etag;
-    if (poll.modified) {
-      waitCondition = poll.waitCondition;
-      deps.onUpdate?.(waitCondition);
-    }
+    if (poll.modified) waitCondition = poll.waitCondition;
+    // The first answer after an outage is reported even when "not modified": the server is back.
+    if (poll.modified || afterOutage) deps.onUpdate?.(waitCondition);
     const tookMs = deps.now() - asked;
     if (waitCondition.status === 'IN_PROGRESS' && tookMs < MIN_POLL_GAP_MS) {
       await deps.sleep(Math.min(MIN_POLL_GAP_MS - tookMs, Math.max(0, deadline - deps.now())));

@@ -94,3 +94,11 @@ test('a server that accepts but does not answer gets a hint about its health, no
   assert.doesNotMatch(hint, /^start hearth-server/);
   assert.match(hintFor('ERR_CONNECTION', context) ?? '', /^start hearth-server/);
 });
+
+test('an unknown endpoint under a base URL with a path hints to drop the path', () => {
+  assert.equal(
+    hintFor('ERR_ROUTE_NOT_FOUND', { url: 'http://127.0.0.1:8000/v1' }),
+    "HEARTH_URL (or --url) is http://127.0.0.1:8000/v1: give hearth-server's base URL, without /v1",
+  );
+  assert.match(hintFor('ERR_ROUTE_NOT_FOUND', context) ?? '', /as recent as this hearth/);
+});

@@ -55,6 +55,12 @@ export function hintFor(code: string, context: ReportContext): string | undefine
       return "see the stack's wait conditions with `hearth waitcondition list --stack STACK`";
     case 'ERR_WAIT_CONDITION_DONE':
       return 'create a new wait condition to wait again';
+    case 'ERR_ROUTE_NOT_FOUND': {
+      // A base URL copied with its /v1 (or another path) doubles the prefix of every call.
+      const path = URL.canParse(context.url) ? new URL(context.url).pathname : '/';
+      if (path !== '/') return `HEARTH_URL (or --url) is ${context.url}: give hearth-server's base URL, without ${path}`;
+      return `is hearth-server at ${context.url} as recent as this hearth (\`hearth --version\`)?`;
+    }
     case 'ERR_RESPONSE_INVALID':
       return `hearth is using ${context.url}: is that hearth-server?`;
     default:

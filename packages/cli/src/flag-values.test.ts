@@ -38,6 +38,12 @@ test('parseKeyValues rejects missing keys and bad JSON, naming the flag and valu
   assertUsage(() => parseKeyValues(['n:={bad'], '--input'), /"\{bad" is not JSON/);
 });
 
+test('parseKeyValues refuses a key named __proto__ instead of dropping the input', () => {
+  assertUsage(() => parseKeyValues(['__proto__=x'], '--input'), /--input "__proto__=x": hearth-server refuses a key named __proto__/);
+  assertUsage(() => parseKeyValues(['__proto__:={"a":1}'], '--input'), /refuses a key named __proto__/);
+  assert.deepEqual(Object.keys(parseKeyValues(['proto=1', 'constructor=2'], '--input')), ['proto', 'constructor']);
+});
+
 test('parseInputDeclaration reads NAME and NAME=DEFAULT', () => {
   assert.deepEqual(parseInputDeclaration('port'), { name: 'port' });
   assert.deepEqual(parseInputDeclaration('port=80'), { name: 'port', default: '80' });

@@ -21,8 +21,11 @@ export function parseKeyValues(pairs: readonly string[], flag: string): Record<s
         `write e.g. ${flag} port=8080 (or ${flag} port:=8080 for a JSON value)`,
       );
     }
+    const key = pair.slice(0, pair[eq - 1] === ':' ? eq - 1 : eq);
+    // On a plain object this key would set the prototype and the input would silently vanish;
+    // hearth-server refuses it anyway (ERR_REQUEST_INVALID), so say so before sending.
+    if (key === '__proto__') throw usageError(`${flag} ${JSON.stringify(pair)}: hearth-server refuses a key named __proto__`, 'rename it');
     if (pair[eq - 1] === ':') {
-      const key = pair.slice(0, eq - 1);
       const text = pair.slice(eq + 1);
       try {
         values[key] = JSON.parse(text);
@@ -33,7 +36,7 @@ export function parseKeyValues(pairs: readonly string[], flag: string): Record<s
         );
       }
     } else {
-      values[pair.slice(0, eq)] = pair.slice(eq + 1);
+      values[key] = pair.slice(eq + 1);
     }
   }
   return values;

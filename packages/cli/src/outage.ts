@@ -30,6 +30,15 @@ export class OutageRetry {
     return { pauseMs: Math.min(MAX_PAUSE_MS, 1000 * 2 ** (this.failures - 1)), error };
   }
 
+  /**
+   * True while an outage is being ridden through (the last call failed). The next call should then
+   * ask for an answer at once rather than a long-poll, so that the wait sees, and shows, that
+   * hearth-server is back as soon as it is.
+   */
+  get retrying(): boolean {
+    return this.failures > 0;
+  }
+
   /** A call succeeded: the outage, if any, is over. */
   succeeded(): void {
     this.since = undefined;

@@ -197,3 +197,42 @@ test('an error that is not an outage, or an outage longer than OUTAGE_LIMIT_MS, 
   const short = await waitForDeployment('d1', 20, outageDeps(Array.from({ length: 1000 }, () => refused)));
   assert.equal(short.outcome, 'TIMEOUT');
 });
+
+test('after an outage the next call asks for an answer at once, so the wait shows the server is back', async () => {
+  const clock = { t: 0 };
+  const waits: number[] = [];
+  const seen: string[] = [];
+  // Long-polls: refused twice (a restart), then IN_PROGRESS twice (held 30 s when asked to), then COMPLETE.
+  const script: Array<() => SoftwareDeployment> = [
+    () => {
+      throw refused();
+    },
+    () => {
+      throw refused();
+    },
+    () => deployment('IN_PROGRESS'),
+    () => deployment('IN_PROGRESS'),
+    () => deployment('COMPLETE'),
+  ];
+  const result = await waitForDeployment('d1', 3600, {
+    now: () => clock.t,
+    sleep: async (ms) => {
+      clock.t += ms;
+    },
+    onUpdate: (d) => seen.push(d.status),
+    onRetry: (error) => seen.push(error.code),
+    client: {
+      getDeployment: async () => deployment('IN_PROGRESS'),
+      waitDeployment: async (_id, wait) => {
+        waits.push(wait);
+        clock.t += wait * 1000;
+        const next = script.shift();
+        assert.ok(next);
+        return next();
+      },
+    },
+  });
+  assert.equal(result.outcome, 'COMPLETE');
+  assert.deepEqual(waits, [30, 0, 0, 30, 30]);
+  assert.deepEqual(seen, ['IN_PROGRESS', 'ERR_CONNECTION', 'ERR_CONNECTION', 'IN_PROGRESS', 'IN_PROGRESS', 'COMPLETE']);
+});

@@ -64,7 +64,9 @@ export async function waitForDeployment(id: string, timeoutSeconds: number, deps
     const remainingMs = deadline - deps.now();
     if (remainingMs <= 0) return ended('TIMEOUT', deployment);
     const asked = deps.now();
-    const wait = Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
+    // Just after an outage, ask for an answer at once: a long-poll would hide that the server is back.
+    const afterOutage = outage.retrying;
+    const wait = afterOutage ? 0 : Math.min(MAX_POLL_SECONDS, Math.ceil(remainingMs / 1000));
     // After a first answer, a restart or a brief outage is ridden through (outage.ts), not fatal.
     const next = await outage.attempt(
       () => beforeDeadline(deadline, deps, (signal) => deps.client.waitDeployment(id, wait, { signal })),

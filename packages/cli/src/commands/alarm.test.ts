@@ -103,6 +103,10 @@ test('alarm create refuses bad flags before calling the server', async () => {
     [['--comparison', 'LessThanThreshold', '--period', '0'], /--period "0" is not a whole number from 1 to 86400/],
     [['--comparison', 'LessThanThreshold', '--threshold', 'high'], /--threshold "high" is not a number/],
     [['--comparison', 'LessThanThreshold', '--dimension', 'InstanceId'], /--dimension "InstanceId" is not NAME=VALUE/],
+    [
+      ['--comparison', 'LessThanThreshold', '--dimension', '__proto__=i-1'],
+      /--dimension "__proto__=i-1": hearth-server refuses a name __proto__/,
+    ],
   ] as const) {
     const ran = await runFake([...base, ...extra], { createAlarm: async () => alarm() });
     assert.equal(ran.code, EXIT.USAGE, ran.stderr);
@@ -138,6 +142,11 @@ test('metrics put sends one sample; metrics list filters', async () => {
   const bad = await runFake(['metrics', 'put', 'QueueDepth', 'lots'], { putMetrics: async () => ({ stored: 1 }) });
   assert.equal(bad.code, EXIT.USAGE);
   assert.deepEqual(bad.calls, []);
+  const proto = await runFake(['metrics', 'put', 'QueueDepth', '7', '--dimension', '__proto__=jobs'], {
+    putMetrics: async () => ({ stored: 1 }),
+  });
+  assert.equal(proto.code, EXIT.USAGE, 'not sent without its dimension');
+  assert.deepEqual(proto.calls, []);
   const list = await runFake(['metrics', 'list', '--metric', 'QueueDepth', '--since', '2026-01-01T00:00:00Z'], {
     listMetrics: async () => [
       {

@@ -56,7 +56,10 @@ export function parseDimensions(pairs: readonly string[] | undefined): Record<st
     const eq = pair.indexOf('=');
     if (eq <= 0 || eq === pair.length - 1)
       throw usageError(`--dimension ${JSON.stringify(pair)} is not NAME=VALUE`, 'write e.g. --dimension InstanceId=i-123');
-    dimensions[pair.slice(0, eq)] = pair.slice(eq + 1);
+    const name = pair.slice(0, eq);
+    // On a plain object this name would set the prototype and the dimension would silently vanish.
+    if (name === '__proto__') throw usageError(`--dimension ${JSON.stringify(pair)}: hearth-server refuses a name __proto__`, 'rename it');
+    dimensions[name] = pair.slice(eq + 1);
   }
   return dimensions;
 }
