@@ -261,3 +261,14 @@ test('an https:// URL for a plain-HTTP server is ERR_TLS saying to use http://, 
     /^TLS with https:\/\/127\.0\.0\.1:\d+ failed \((EPROTO|ERR_SSL_\w+): [^\n]+\): .*use an http:\/\/ URL in HEARTH_URL\.$/,
   );
 });
+
+test('an envelope field that is null or not an object is ERR_RESPONSE_INVALID, not a TypeError in the caller', async () => {
+  const client = createClient({ url: stub.url, token: 'admin' });
+  for (const servers of [null, 'all of them', 3]) {
+    stub.handler = (_req, res) => json(res, 200, { servers });
+    const error = await client.listServers().catch((e: unknown) => e);
+    assert.ok(error instanceof HearthApiError, `${JSON.stringify(servers)}: ${String(error)}`);
+    assert.equal(error.code, 'ERR_RESPONSE_INVALID');
+    assert.match(error.message, /answered without the "servers" field/);
+  }
+});

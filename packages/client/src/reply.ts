@@ -8,13 +8,13 @@ import type { CallSpec, Reply, Transport } from './http.ts';
  */
 export function envelopeField<T>(reply: Reply, key: string, spec: Pick<CallSpec, 'method' | 'path'>): T {
   const body = reply.body;
-  if (typeof body === 'object' && body !== null && key in body) {
-    return (body as Record<string, unknown>)[key] as T;
-  }
+  // Every envelope field is an object or a list: a null one (a server that is not hearth) must not reach `.map`.
+  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
+  if (typeof value === 'object' && value !== null) return value as T;
   throw new HearthApiError({
     status: reply.status,
     code: 'ERR_RESPONSE_INVALID',
-    message: `${spec.method} ${spec.path} answered without the "${key}" field: check that HEARTH_URL points at hearth-server.`,
+    message: `${spec.method} ${spec.path} answered without the "${key}" field (or with one that is not an object or a list): check that HEARTH_URL points at hearth-server.`,
     method: spec.method,
     url: spec.path,
   });
