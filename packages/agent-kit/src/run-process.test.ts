@@ -163,3 +163,16 @@ test('inheritFd3 hands this process fd 3 to the child (a hook passes the progres
   assert.equal(stdout, 'done\n');
   assert.equal(fd3, 'progress-line\n');
 });
+
+test('a NUL byte in an argument or a variable is a failed result, not an exception (no C string can hold one)', async () => {
+  for (const [args, env] of [
+    [['a\0b'], {}],
+    [['fine'], { VALUE: 'x\0y' }],
+  ] as const) {
+    const result = await runProcess('echo', [...args], { env });
+    assertShape(result);
+    assert.equal(result.failed, true);
+    assert.equal(result.exitCode, null);
+    assert.match(result.stderr, /could not start: .* contains a NUL byte\n$/);
+  }
+});

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Options as ExecaOptions } from 'execa';
+import { setLongTimeout } from './long-timer.ts';
 import { processTree, signalAll } from './process-tree.ts';
 
 /** Options of runProcess. */
@@ -78,8 +79,24 @@ function failureReason(
  * execa is loaded on first use, so agents that never spawn do not pay for it.
  */
 export async function runProcess(command: string, args: string[], options: RunProcessOptions = {}): Promise<ProcessResult> {
-  const { execa } = await import('execa');
   const cwd = options.cwd ?? process.cwd();
+  // No argument, variable or path can hold a NUL (execve takes C strings); execa would throw a TypeError.
+  const withNul = [command, ...args, cwd, ...Object.values(options.env ?? {})].some((text) => text?.includes('\0'));
+  if (withNul) {
+    const shown = [command, ...args].map((text) => text.replaceAll('\0', '\\0')).join(' ');
+    return {
+      command: shown,
+      cwd,
+      exitCode: null,
+      signal: null,
+      stdout: '',
+      stderr: `${shown}: could not start: an argument, environment variable or the working directory contains a NUL byte\n`,
+      durationMs: 0,
+      timedOut: false,
+      failed: true,
+    };
+  }
+  const { execa } = await import('execa');
   const output = options.inheritOutput ? 'inherit' : 'pipe';
   const execaOptions = {
     cwd,
@@ -100,10 +117,10 @@ export async function runProcess(command: string, args: string[], options: RunPr
   const subprocess = execa(command, args, execaOptions);
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const timeoutTimer =
+  const cancelTimeout =
     options.timeoutMs === undefined
       ? undefined
-      : setTimeout(() => {
+      : setLongTimeout(() => {
           if (subprocess.pid === undefined) return;
           timedOut = true;
           // A grandchild holding stdout open would keep us waiting long after the child died: stop them all.
@@ -115,7 +132,7 @@ export async function runProcess(command: string, args: string[], options: RunPr
           );
         }, options.timeoutMs);
   const finished = await subprocess;
-  clearTimeout(timeoutTimer);
+  cancelTimeout?.();
   clearTimeout(killTimer);
   const result = { ...finished, timedOut };
   const reason = failureReason(result, cwd, options.timeoutMs);
