@@ -34,6 +34,7 @@ test('redactUrl compares names decoded and in any case, as the query parser read
   assert.equal(redactUrl('/v1/s?X%2DAmz%2DSignature=f'), '/v1/s?X%2DAmz%2DSignature=***');
   assert.equal(redactUrl('/v1/w?SIGNATURE=s&signature=t'), '/v1/w?SIGNATURE=***&signature=***');
   assert.equal(redactUrl('/v1/w?Signature=a=b%3D&x=1'), '/v1/w?Signature=***&x=1', 'the whole value, = included');
+  assert.equal(redactUrl('/v1/w?Signature[]=s&token%5B0%5D=t&a[]=1'), '/v1/w?Signature[]=***&token%5B0%5D=***&a[]=1', 'array spellings');
 });
 
 test('redactUrl never throws: a name that does not decode is hidden, and so is one that begins after ; ? or #', () => {

@@ -45,7 +45,12 @@ function redactPiece(piece: string): string {
 
 function isSecretName(rawName: string): boolean {
   try {
-    return SECRET_NAMES.has(decodeURIComponent(rawName.replaceAll('+', ' ')).toLowerCase());
+    // `Signature[]` or `token[0]` (array spellings some clients send) hide their value too.
+    const name = decodeURIComponent(rawName.replaceAll('+', ' '))
+      .toLowerCase()
+      .trim()
+      .replace(/\[[^\]]*\]$/, '');
+    return SECRET_NAMES.has(name);
   } catch {
     return true;
   }
