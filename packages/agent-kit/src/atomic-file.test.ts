@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomic, writeFileAtomicSync } from './atomic-file.ts';
+import { spawnSync } from 'node:child_process';
+import { removeStaleTempFiles, writeFileAtomic, writeFileAtomicSync } from './atomic-file.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'agent-kit-atomic-'));
@@ -76,4 +77,27 @@ test('concurrent atomic writes leave one complete version, never a mix', async (
   await Promise.all(versions.map((content) => writeFileAtomic(path, content)));
   assert.ok(versions.includes(readFileSync(path, 'utf8')));
   assert.deepEqual(readdirSync(dir), ['contended']);
+});
+
+test('removeStaleTempFiles removes the temp files of dead writers only', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'atomic-stale-'));
+  try {
+    // A pid that has certainly exited: a child that ran and was reaped.
+    const dead = spawnSync('true').pid;
+    writeFileSync(join(dir, `.meta.json.${dead}.0123456789ab.tmp`), '{"password":"x"}');
+    writeFileSync(join(dir, `.meta.json.${process.pid}.0123456789ab.tmp`), 'being written by this process');
+    writeFileSync(join(dir, `.other.json.1.abcdefabcdef.tmp`), 'pid 1 (init) is alive');
+    writeFileSync(join(dir, 'meta.json'), '{}');
+    writeFileSync(join(dir, `.notes.${dead}.tmp`), 'not a name the atomic writer makes');
+    assert.deepEqual(removeStaleTempFiles(dir), [`.meta.json.${dead}.0123456789ab.tmp`]);
+    assert.deepEqual(readdirSync(dir).sort(), [
+      `.meta.json.${process.pid}.0123456789ab.tmp`,
+      `.notes.${dead}.tmp`,
+      '.other.json.1.abcdefabcdef.tmp',
+      'meta.json',
+    ]);
+    assert.deepEqual(removeStaleTempFiles(join(dir, 'missing')), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -17,6 +17,45 @@ const CREATED_DIR_MODE = 0o700;
 /** A temp name beside the target, hidden and unique per process and call. */
 function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** A temp name made by tempPathFor: `.<target name>.<writer pid>.<12 hex>.tmp`. */
+const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
+
+/** Whether process `pid` exists (EPERM: it does, owned by another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files in `dir` whose writer died before renaming them (killed or crashed
+ * mid-write): nothing else ever would, and they hold what the target holds (credentials, signed
+ * URLs). A live writer's file is left alone. Returns the names removed; a missing dir is none.
+ */
+export function removeStaleTempFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const writer = TEMP_NAME.exec(name)?.[1];
+    if (writer === undefined || Number(writer) === process.pid || isAlive(Number(writer))) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(name);
+    } catch {
+      // Gone already, or not ours to remove: the next call tries again.
+    }
+  }
+  return removed;
 }
 
 /** Codes meaning "this filesystem cannot fsync a directory": nothing to do about it. */

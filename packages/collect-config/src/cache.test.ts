@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCache } from './cache.ts';
 import { tempDir } from './test-support/fixtures.ts';
@@ -54,4 +55,17 @@ test('os_config_files.json lists the paths as Python writes them; backup replace
   cache.backup(backup);
   assert.equal(existsSync(join(backup, 'old-file')), false, 'the old backup is removed first');
   assert.equal(readFileSync(join(backup, 'c.json'), 'utf8'), '3');
+});
+
+test('backup drops a temp file left by a write killed mid-way instead of copying it', async () => {
+  const dir = tempDir();
+  const cache = openCache(join(dir, 'cache'));
+  await cache.store('heat', { password: 'p' });
+  const dead = spawnSync('true').pid;
+  const leftover = `.heat.json.${dead}.0123456789ab.tmp`;
+  writeFileSync(join(cache.dir, leftover), '{"password": "p"}');
+  cache.backup(join(dir, 'backup'));
+  assert.ok(!readdirSync(cache.dir).includes(leftover));
+  assert.ok(!readdirSync(join(dir, 'backup')).includes(leftover));
+  assert.ok(existsSync(join(dir, 'backup', 'heat.json')));
 });

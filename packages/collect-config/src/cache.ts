@@ -3,7 +3,7 @@
 // successfully) and `os_config_files.json` (the list handed to the command).
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '@hearth/agent-kit';
+import { removeStaleTempFiles, writeFileAtomic } from '@hearth/agent-kit';
 import { jsonEqual, pythonJsonDumps } from './python-json.ts';
 
 /** The name of the list of cache files the command reads, without `.json`. */
@@ -76,6 +76,9 @@ export function openCache(dir: string): MetadataCache {
       return path;
     },
     backup(backupDir) {
+      // A write killed mid-way (the agent crashed, the VM lost power) leaves a temp file holding
+      // metadata, credentials included: drop it rather than keep it and copy it on every pass.
+      removeStaleTempFiles(dir);
       rmSync(backupDir, { recursive: true, force: true });
       if (existsSync(dir)) cpSync(dir, backupDir, { recursive: true, preserveTimestamps: true });
     },

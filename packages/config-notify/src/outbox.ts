@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquireLock, LockBusyError, writeFileAtomic, type Lock } from '@hearth/agent-kit';
+import { acquireLock, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
 import type { SignalRoute } from './route.ts';
 
 /** One queued signal, as stored in `<outboxDir>/<id>.json`. */
@@ -53,19 +53,6 @@ function isEntry(value: unknown): value is OutboxEntry {
     typeof entry.nextAttemptAt === 'string' &&
     typeof entry.deadline === 'string'
   );
-}
-
-/** agent-kit's temp file beside an entry while it is written: `.<id>.json.<writer pid>.<random>.tmp`. */
-const TEMP_FILE = /^\.[^/]+\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
-
-/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** An entry file that could not be read: left in place for an operator, reported once per listing. */
@@ -138,8 +125,9 @@ export class Outbox {
     }
     const entries: OutboxEntry[] = [];
     const unreadable: UnreadableEntry[] = [];
+    // Temp files of writers killed mid-write hold whole signals, credentials included.
+    removeStaleTempFiles(this.dir);
     for (const name of names) {
-      this.removeIfStaleTemp(name);
       if (name.startsWith('.') || !name.endsWith('.json')) continue;
       try {
         const entry = this.read(name.slice(0, -'.json'.length));
@@ -159,20 +147,6 @@ export class Outbox {
     } catch (error) {
       if (error instanceof LockBusyError) return undefined;
       throw error;
-    }
-  }
-
-  /**
-   * Removes a temp file whose writer died before renaming it (killed or crashed mid-write): it holds a whole
-   * signal, credentials included, and nothing else would ever remove it. A live writer's file is left alone.
-   */
-  private removeIfStaleTemp(name: string): void {
-    const writer = TEMP_FILE.exec(name)?.[1];
-    if (writer === undefined || isAlive(Number(writer))) return;
-    try {
-      unlinkSync(join(this.dir, name));
-    } catch {
-      // Gone already, or not ours to remove: the next listing tries again.
     }
   }
 
