@@ -1,7 +1,8 @@
 // `hearth-agent install`: the links an image needs, made by the agent itself so the list of names lives in one
 // place: one symlink per command beside the executable (dispatch by the name it is called by) and one launcher
 // per hook group in heat-config's hooks dir.
-import { chmodSync, existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
 import { AGENT_PATH_DEFAULTS } from '@hearth/agent-kit/paths';
@@ -37,14 +38,52 @@ function isLink(path: string): boolean {
   }
 }
 
+/** The guest paths that Debian packages in `root` own (every line of `/var/lib/dpkg/info/*.list`); empty without dpkg. */
+function dpkgOwnedPaths(root: string): Set<string> {
+  const info = join(root, 'var/lib/dpkg/info');
+  const owned = new Set<string>();
+  let lists: string[];
+  try {
+    lists = readdirSync(info).filter((name) => name.endsWith('.list'));
+  } catch {
+    return owned;
+  }
+  for (const list of lists) for (const line of readFileSync(join(info, list), 'utf8').split('\n')) owned.add(line);
+  return owned;
+}
+
+/**
+ * Diverts a file a Debian package owns (Debian's os-collect-config, heat-cfntools) to `<path>.distrib`, as a
+ * package replacing another's file does, so that upgrading that package writes there instead of silently putting
+ * the Python tool back behind hearth's units. Without dpkg-divert, warns and goes on. Again on the same path: a no-op.
+ */
+function divertFromPackage(root: string, guestPath: string, warn: (message: string) => void): void {
+  const args = [...(root === '/' ? [] : [`--root=${root}`]), '--local', '--rename', '--divert', `${guestPath}.distrib`, '--add', guestPath];
+  const divert = spawnSync('dpkg-divert', args, { encoding: 'utf8' });
+  if (divert.error !== undefined || divert.status !== 0) {
+    warn(
+      `install: ${guestPath} belongs to a Debian package and could not be diverted (${divert.error?.message ?? divert.stderr.trim()}); ` +
+        'hearth-agent replaces it, but upgrading that package puts it back: remove the package first',
+    );
+  }
+}
+
 /** Creates the command links and hook launchers; returns the paths written (inside root). */
-export function install(commands: readonly string[], hooks: readonly string[], options: InstallOptions): string[] {
+export function install(
+  commands: readonly string[],
+  hooks: readonly string[],
+  options: InstallOptions,
+  warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+): string[] {
   const written: string[] = [];
   const binDir = join(options.root, options.prefix, 'bin');
   mkdirSync(binDir, { recursive: true });
+  const owned = dpkgOwnedPaths(options.root);
   for (const name of commands) {
     const path = join(binDir, name);
-    if (join(options.prefix, 'bin', name) === options.agentPath) continue;
+    const guestPath = join(options.prefix, 'bin', name);
+    if (guestPath === options.agentPath) continue;
+    if (owned.has(guestPath)) divertFromPackage(options.root, guestPath, warn);
     linkTo(path, options.agentPath);
     written.push(path);
   }
@@ -65,6 +104,8 @@ export const INSTALL_USAGE = `usage: hearth-agent install [--root DIR] [--prefix
 
 Links every agent command (os-collect-config, cfn-signal, ...) to hearth-agent in <prefix>/bin and writes one
 launcher per hook group into the hooks dir, all under --root (default /, a rootfs when baking an image).
+A command a Debian package owns (python3-os-collect-config, heat-cfntools) is first diverted to <name>.distrib
+with dpkg-divert, so that upgrading the package does not put its file back.
 
   --root DIR       directory standing for / (default /)
   --prefix DIR     install prefix (default ${DEFAULT_PREFIX})
