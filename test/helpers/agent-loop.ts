@@ -73,7 +73,7 @@ export function agentLoop(confText: string, options: { extraEnv?: Record<string,
     no_proxy: '127.0.0.1',
     HEARTH_ROOT: join(root, 'fs'),
     OS_REFRESH_CONFIG_BASE_DIR: base,
-    OS_CONFIG_APPLIER_TEMPLATES: join(ROOT, 'packages/apply-config/templates'),
+    OS_CONFIG_APPLIER_TEMPLATES: join(ROOT, 'images/elements/hearth-agent/static/usr/libexec/os-apply-config/templates'),
     HEAT_CONFIG_HOOKS: join(bundle, 'hooks'),
     // The outbox retries fast in tests (the daemon's defaults back off up to 5 minutes).
     HEARTH_NOTIFY_RETRY_BASE_MS: '200',
