@@ -9,7 +9,8 @@ import {
   heatTime,
 } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { DeploymentRow } from '../store/schema.ts';
+import type { Transaction } from 'kysely';
+import type { Database, DeploymentRow } from '../store/schema.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
@@ -22,6 +23,25 @@ const CREDENTIAL_TRANSPORTS = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SI
 
 const NEW_ACTION_REASON = 'Deploy data available';
 const NO_SIGNAL_REASON = 'Not waiting for outputs signal';
+
+/**
+ * Refuses a server registered in another project: its agent reads only its own project's
+ * deployments, so the deployment would never reach it and would fail at its deadline. A server id
+ * not registered yet is fine (deployments may come first, as in Heat).
+ */
+async function assertServerReachable(trx: Transaction<Database>, projectId: string, serverId: string): Promise<void> {
+  const server = await trx.selectFrom('servers').select('project_id').where('id', '=', serverId).executeTakeFirst();
+  if (server && server.project_id !== projectId) {
+    throw new HearthError('ERR_DEPLOYMENT_INVALID', {
+      reason: `server ${serverId} is registered in another project, whose deployments alone its agent reads; deploy from that project`,
+    });
+  }
+}
+
+/** A map that holds at least one key, else undefined (Heat skips empty values in an update). */
+function nonEmpty(map: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined {
+  return map && Object.keys(map).length > 0 ? map : undefined;
+}
 
 /** Software deployments: create, update (a new action), delete, list, wait and timeline. */
 export class DeploymentService {
@@ -46,6 +66,7 @@ export class DeploymentService {
       // Config and stack are read in the write transaction: one deleted meanwhile is a coded 404
       // here, not a foreign-key failure at the insert nor a deployment in a stack that is gone.
       const config = await this.configs.getForWrite(trx, projectId, body.config_id);
+      await assertServerReachable(trx, projectId, body.server_id);
       const stack = body.stack === undefined ? null : await this.stacks.resolve(projectId, body.stack, trx);
       const resourceName = stack ? (body.resource_name ?? id) : null;
       if (stack && resourceName) await this.stacks.assertNameFree(trx, stack, resourceName);
@@ -146,9 +167,9 @@ export class DeploymentService {
   }
 
   /**
-   * Updates a deployment as Heat's PUT does: only non-null keys apply, and `output_values`, when
-   * not empty, replace the stored ones (Heat merges only a signal's outputs). A new config, action
-   * or input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
+   * Updates a deployment as Heat's PUT does: only keys neither null nor empty apply, and
+   * `output_values` replace the stored ones (Heat merges only a signal's outputs). A new config,
+   * action or input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
    */
   async update(projectId: string, id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment> {
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
@@ -156,13 +177,16 @@ export class DeploymentService {
       if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
       const config = body.config_id ? await this.configs.getForWrite(trx, projectId, body.config_id) : null;
       const next: DeploymentRow = { ...current, updated_at: now };
-      const newAction = Boolean(config) || Boolean(body.action) || Boolean(body.input_values);
+      // Heat skips every empty value (`if input_values:`): an empty map neither clears the inputs
+      // nor starts a new action that would run the config on the server again.
+      const inputValues = nonEmpty(body.input_values);
+      const outputValues = nonEmpty(body.output_values);
+      const newAction = Boolean(config) || Boolean(body.action) || Boolean(inputValues);
       if (config) next.config_id = config.id;
       if (body.action) next.action = body.action;
-      if (body.input_values) next.input_values = JSON.stringify(body.input_values);
+      if (inputValues) next.input_values = JSON.stringify(inputValues);
       if (body.timeout) next.timeout_s = body.timeout;
-      // Heat skips an empty map, as it skips every empty value.
-      if (body.output_values && Object.keys(body.output_values).length > 0) next.output_values = JSON.stringify(body.output_values);
+      if (outputValues) next.output_values = JSON.stringify(outputValues);
       if (newAction) {
         next.derived_config_id = randomUUID();
         next.derived_at = now;
@@ -179,9 +203,11 @@ export class DeploymentService {
         next.deadline_at = null;
       }
       await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
-      const changed = Object.keys(body).filter(
-        (k) => body[k as keyof SoftwareDeploymentUpdate] !== null && body[k as keyof SoftwareDeploymentUpdate] !== undefined,
-      );
+      // Only the keys applied: a skipped empty value is not reported as a change.
+      const changed = Object.keys(body).filter((k) => {
+        const value = body[k as keyof SoftwareDeploymentUpdate];
+        return typeof value === 'object' ? nonEmpty(value) !== undefined : Boolean(value);
+      });
       event(
         deploymentEvent(
           next,

@@ -40,10 +40,11 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
   const declared = new Set<string>();
   for (const input of config.inputs) {
     declared.add(input.name);
-    const derived: StoredInput = { ...input };
-    if (Object.hasOwn(values, input.name)) derived.value = values[input.name];
-    else if (input.default !== undefined) derived.value = input.default;
-    inputs.push(derived);
+    // Every derived input has a `value`, null when neither given nor defaulted, as Heat's has:
+    // 55-heat-config reads `input['value']` of each input and fails the whole deployment
+    // (KeyError, so no hook and no signal) when the key is missing.
+    const value = Object.hasOwn(values, input.name) ? values[input.name] : (input.default ?? input.value ?? null);
+    inputs.push({ ...input, value });
   }
   for (const [name, value] of Object.entries(values)) {
     if (!declared.has(name)) inputs.push({ name, type: 'String', value });

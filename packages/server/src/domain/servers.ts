@@ -122,9 +122,18 @@ export class ServerService {
     this.rows.set(row.id, row);
   }
 
-  /** Lists a project's servers by id. */
-  async list(projectId: string): Promise<Server[]> {
-    const rows = await this.store.reader.selectFrom('servers').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+  /**
+   * Lists a project's servers by id: all of them, or at most `limit`, after the server `marker` (one
+   * not in the project is ERR_SERVER_NOT_FOUND, so a client paging by marker never loops).
+   */
+  async list(projectId: string, limit?: number, marker?: string): Promise<Server[]> {
+    let query = this.store.reader.selectFrom('servers').selectAll().where('project_id', '=', projectId);
+    if (marker !== undefined) {
+      await this.get(projectId, marker);
+      query = query.where('id', '>', marker);
+    }
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.orderBy('id').execute();
     return rows.map((r) => this.toApi(r));
   }
 

@@ -68,9 +68,16 @@ export class StackService {
     return this.toApi(row);
   }
 
-  /** A project's stacks by name. */
-  async list(projectId: string): Promise<Stack[]> {
-    const rows = await this.store.reader.selectFrom('stacks').selectAll().where('project_id', '=', projectId).orderBy('name').execute();
+  /**
+   * A project's stacks by name: all of them, or at most `limit`, after the stack `marker` (its id or
+   * name; one not in the project is ERR_STACK_NOT_FOUND). heatclient pages `stack list --limit` by
+   * marker until it has `limit` stacks, so an ignored marker would list the same stacks again.
+   */
+  async list(projectId: string, limit?: number, marker?: string): Promise<Stack[]> {
+    let query = this.store.reader.selectFrom('stacks').selectAll().where('project_id', '=', projectId);
+    if (marker !== undefined) query = query.where('name', '>', (await this.resolve(projectId, marker)).name);
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.orderBy('name').execute();
     return rows.map((r) => this.toApi(r));
   }
 
@@ -87,10 +94,13 @@ export class StackService {
     return row;
   }
 
-  /** Finds a stack by name and id together (the `stacks/{name}/{id}` form), or throws. */
+  /**
+   * Finds a stack by name and id together (the `stacks/{name}/{id}` form), or throws. The id must
+   * be the stack's id: `resolve` also takes a name, and `stacks/web/web` is not a stack (Heat 404s).
+   */
   async resolveExact(projectId: string, name: string, id: string): Promise<StackRow> {
     const row = await this.resolve(projectId, id);
-    if (row.name !== name) throw new HearthError('ERR_STACK_NOT_FOUND', { stack: `${name}/${id}` });
+    if (row.name !== name || row.id !== id) throw new HearthError('ERR_STACK_NOT_FOUND', { stack: `${name}/${id}` });
     return row;
   }
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ProjectId, ServerCreate, ServerId } from '@hearth/protocol';
+import { PageQuery, ProjectId, ServerCreate, ServerId } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
 
@@ -17,8 +17,8 @@ export const serverRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       return reply.code(201).send(created);
     },
   );
-  app.get('/servers', { schema: { tags: ['servers'], params: Params } }, async (request) => ({
-    servers: await services.servers.list(request.params.project_id),
+  app.get('/servers', { schema: { tags: ['servers'], params: Params, querystring: PageQuery } }, async (request) => ({
+    servers: await services.servers.list(request.params.project_id, request.query.limit, request.query.marker),
   }));
   app.get('/servers/:id', { schema: { tags: ['servers'], params: ItemParams } }, async (request) => ({
     server: await services.servers.get(request.params.project_id, request.params.id),

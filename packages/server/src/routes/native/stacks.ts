@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ProjectId, ResourceName, StackCreate, WaitConditionCreate, WaitConditionHeartbeat } from '@hearth/protocol';
+import { PageQuery, ProjectId, ResourceName, StackCreate, WaitConditionCreate, WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
@@ -11,6 +11,15 @@ const Params = Type.Object({ project_id: ProjectId });
 const StackParams = Type.Object({ project_id: ProjectId, stack: StackRef });
 const StackIdParams = Type.Object({ project_id: ProjectId, stack: StackRef, stack_id: Type.String({ minLength: 1, maxLength: 64 }) });
 const ConditionParams = Type.Object({ project_id: ProjectId, stack: StackRef, name: ResourceName });
+/**
+ * Heat's stack list: `limit` and `marker` page it; the other parameters heatclient sends (`sort_keys`,
+ * `show_nested`, `global_tenant` from `--all-projects`, filters such as `status`) are accepted and
+ * ignored, as before paging, so `openstack stack list` with any of its flags keeps working.
+ */
+const StackListQuery = Type.Object(
+  { limit: PageQuery.properties.limit, marker: PageQuery.properties.marker },
+  { additionalProperties: Type.Union([Type.String({ maxLength: 1024 }), Type.Array(Type.String({ maxLength: 1024 }), { maxItems: 64 })]) },
+);
 const WaitQuery = Type.Object({ wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })) }, { additionalProperties: false });
 
 /** /v1/{project}/stacks: stacks (namespaces with Heat's ids and ARNs) and their wait conditions. */
@@ -19,8 +28,8 @@ export const stackRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.post('/stacks', { bodyLimit: BODY_LIMITS.small, schema: { tags, params: Params, body: StackCreate } }, async (request, reply) => {
     return reply.code(201).send({ stack: await services.stacks.create(request.params.project_id, request.body.stack_name) });
   });
-  app.get('/stacks', { schema: { tags, params: Params } }, async (request) => ({
-    stacks: await services.stacks.list(request.params.project_id),
+  app.get('/stacks', { schema: { tags, params: Params, querystring: StackListQuery } }, async (request) => ({
+    stacks: await services.stacks.list(request.params.project_id, request.query.limit, request.query.marker),
   }));
   app.get('/stacks/:stack/:stack_id', { schema: { tags, params: StackIdParams } }, async (request) => {
     const { project_id: projectId, stack, stack_id: stackId } = request.params;
