@@ -5,7 +5,7 @@ import { createServices, type Services } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-evaluator.ts';
 import { errorBody, installErrorHandlers } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
-import { createValidatorCompiler } from './validation.ts';
+import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
 import { redactUrl } from './log-redaction.ts';
 import { cfnRoutes } from './routes/cfn/index.ts';
@@ -61,6 +61,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
+    schemaErrorFormatter: formatSchemaErrors,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     // Errors the router meets before any route runs get the same coded body as every other error.
     frameworkErrors: (error, request, reply) => {
