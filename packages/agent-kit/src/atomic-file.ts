@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { isProcessAlive } from './process-tree.ts';
 
 /** Options of writeFileAtomic / writeFileAtomicSync. */
 export interface AtomicWriteOptions {
@@ -22,16 +23,6 @@ function tempPathFor(path: string): string {
 /** A temp name made by tempPathFor: `.<target name>.<writer pid>.<12 hex>.tmp`. */
 const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
 
-/** Whether process `pid` exists (EPERM: it does, owned by another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the temp files in `dir` whose writer died before renaming them (killed or crashed
  * mid-write): nothing else ever would, and they hold what the target holds (credentials, signed
@@ -47,7 +38,7 @@ export function removeStaleTempFiles(dir: string): string[] {
   const removed: string[] = [];
   for (const name of names) {
     const writer = TEMP_NAME.exec(name)?.[1];
-    if (writer === undefined || Number(writer) === process.pid || isAlive(Number(writer))) continue;
+    if (writer === undefined || Number(writer) === process.pid || isProcessAlive(Number(writer))) continue;
     try {
       unlinkSync(join(dir, name));
       removed.push(name);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { isProcessAlive } from './process-tree.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Options of acquireLock / withLock. */
@@ -53,16 +54,6 @@ function holderPid(content: string): number | undefined {
   const match = /^\s*(\d+)\s*$/m.exec(content.split('\n')[0] ?? '') ?? /pid==(\d+)/.exec(content);
   const pid = match ? Number(match[1]) : NaN;
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-/** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -155,7 +146,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     const holder = await readHolder(path);
     if (holder === undefined) continue;
     const pid = holderPid(holder.content);
-    const stale = pid === undefined ? holder.ageMs > UNNAMED_LOCK_GRACE_MS : !isAlive(pid);
+    const stale = pid === undefined ? holder.ageMs > UNNAMED_LOCK_GRACE_MS : !isProcessAlive(pid);
     if (stale) {
       if (!(await removeStale(path, holder.content, content))) await sleep(5);
       continue;

@@ -24,6 +24,16 @@ function parentPids(): Map<number, number> {
   return parents;
 }
 
+/** Whether a process with this pid exists (EPERM: it does, owned by another user). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** `pid` and every process below it (children, grandchildren...), parents first. */
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();

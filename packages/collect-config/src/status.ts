@@ -1,7 +1,7 @@
 // The daemon's own state, kept in one JSON file so that `os-collect-config --status [--json]`
 // can say what the running daemon last did: the last poll of each collector and the last command.
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFileAtomic } from '@hearth/agent-kit';
+import { isProcessAlive, writeFileAtomic } from '@hearth/agent-kit';
 import type { CommandResult } from './run-command.ts';
 import type { HearthWatchState } from './collectors/hearth.ts';
 
@@ -38,21 +38,11 @@ export async function writeStatus(path: string, status: DaemonStatus): Promise<v
   await writeFileAtomic(path, `${JSON.stringify(status, null, 2)}\n`, { mode: 0o644 });
 }
 
-/** Whether a pid is a live process. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The state file read back, with whether its writer still runs; undefined when there is none. */
 export function readStatus(path: string): (DaemonStatus & { running: boolean }) | undefined {
   if (!existsSync(path)) return undefined;
   const status = JSON.parse(readFileSync(path, 'utf8')) as DaemonStatus;
-  return { ...status, running: status.mode === 'daemon' && alive(status.pid) };
+  return { ...status, running: status.mode === 'daemon' && isProcessAlive(status.pid) };
 }
 
 /** The state for people: one line per collector and one for the last command. */
