@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Migrator, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { buildApp } from '../app.ts';
 import { ADMIN, TEST_DIALECT, registerServer, testStore } from '../test-support.ts';
 import { migrations } from './migrations.ts';
 import { openPostgresPool } from './postgres.ts';
 import { openSqlite } from './sqlite.ts';
-import { sqliteFile } from './store.ts';
+import { openStore, sqliteFile } from './store.ts';
 import type { Database } from './schema.ts';
 
 /** A Kysely on the test store's database, outside any app (for building an older schema). */
@@ -139,5 +139,37 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
     assert.equal(other.statusCode, 409, 'a new signal for the settled deployment is still refused');
   } finally {
     await app.close();
+  }
+});
+
+test('a database migrated by a newer hearth-server is refused with what to do, and left as it was', async (t) => {
+  const storage = await testStore('hearth-migrate-newer-');
+  t.after(() => storage.remove());
+  const newer = openStore(storage);
+  try {
+    await newer.migrate();
+    // What a later version's start leaves behind: one more migration recorded.
+    await newer.write(async ({ trx, now }) => {
+      await sql`insert into kysely_migration (name, timestamp) values (${'0099_from_the_future'}, ${now})`.execute(trx);
+    });
+  } finally {
+    await newer.close();
+  }
+  const older = openStore(storage);
+  try {
+    await assert.rejects(older.migrate(), (error: Error) => {
+      assert.match(error.message, /the database has migration 0099_from_the_future, which this hearth-server does not know/);
+      assert.match(error.message, /a newer hearth-server migrated it, so run that version \(or newer\) here too/);
+      assert.doesNotMatch(error.message, /corrupted/);
+      return true;
+    });
+    const recorded = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(older.reader);
+    assert.deepEqual(
+      recorded.rows.map((row) => row.name),
+      [...Object.keys(migrations(TEST_DIALECT)), '0099_from_the_future'],
+      'nothing was applied or removed',
+    );
+  } finally {
+    await older.close();
   }
 });

@@ -1,11 +1,13 @@
 // The PostgreSQL store's own guarantees, on a real throwaway cluster: writes serialised across
 // replicas, commits fanned out by LISTEN/NOTIFY (never echoed to the writer), a re-check after the
-// listening connection drops, and outage errors recognised as 503s.
+// listening connection drops or goes silent, outage errors recognised as 503s, and bounded waits
+// (a dead lock holder, a busy lock, a silent connection, a read pool full of slow reads).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { feedPayloads } from './postgres.ts';
+import { feedPayloads, WRITE_LOCK, writeLockSql, type PostgresLimits } from './postgres.ts';
 import { openStore, type Store } from './store.ts';
 import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './unavailable.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
@@ -29,6 +31,15 @@ async function eventually(check: () => boolean, ms: number, what: string): Promi
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return Date.now() - started;
+}
+
+/** Settles with `promise`, or rejects once `ms` pass: a hang fails the test instead of stalling it. */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Two replicas' stores on one fresh database, each recording what the feed told it. */
@@ -229,3 +240,282 @@ test('a NUL character in a name is a coded 400 on PostgreSQL, never a 500, and n
     await database.drop();
   }
 });
+
+/** Short limits, so a test waits seconds, not the defaults' tens of seconds. */
+const SHORT_LIMITS: PostgresLimits = { idleInTransactionMs: 1_000, writeLockWaitMs: 3_000, feedCheckMs: 500, queryTimeoutMs: 5_000 };
+
+/** A fresh migrated database and a store on it with SHORT_LIMITS. */
+async function storeWithShortLimits(): Promise<{ database: TestDatabase; store: Store; close: () => Promise<void> }> {
+  const database = await createTestDatabase(cluster!.url);
+  const store = openStore({ dataDir: '/nonexistent', databaseUrl: database.url, postgresLimits: SHORT_LIMITS });
+  await store.migrate();
+  return {
+    database,
+    store,
+    async close() {
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+/** Writes a project row through `store`; resolves after its commit. */
+function writeProject(store: Store, id: string): Promise<void> {
+  return store.write(async ({ trx, now }) => {
+    await trx.insertInto('projects').values({ id, name: id, created_at: now }).execute();
+  });
+}
+
+test(
+  'a replica that stops mid-transaction holding the write lock blocks the others only until PostgreSQL ends its session',
+  { skip },
+  async () => {
+    const { database, store, close } = await storeWithShortLimits();
+    // The stopped replica: a session that began a write transaction as hearth does and then went
+    // silent, as a replica whose host died or froze mid-batch does (PostgreSQL sees no socket close).
+    const holder = new pg.Client({ connectionString: database.url });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(writeLockSql(SHORT_LIMITS));
+      const started = Date.now();
+      await within(10_000, 'the other replica’s write committed', writeProject(store, 'after-holder'));
+      const waited = Date.now() - started;
+      assert.ok(waited >= SHORT_LIMITS.idleInTransactionMs * 0.8, `the write waited for the holder (${waited} ms)`);
+      assert.ok(waited < SHORT_LIMITS.writeLockWaitMs, `the write got the lock when PostgreSQL ended the holder’s session (${waited} ms)`);
+      // The holder's session is gone, its transaction rolled back: an outage to it, not a bug.
+      await assert.rejects(holder.query('select 1'), (error) => isStoreUnavailable(error));
+    } finally {
+      await holder.end().catch(() => undefined);
+      await close();
+    }
+  },
+);
+
+test(
+  'a write that cannot get the write lock in time is an outage error (503), and the store writes again once it is free',
+  { skip },
+  async () => {
+    const { database, store, close } = await storeWithShortLimits();
+    // A busy holder outside hearth's settings (an operator's session, a replica in a long statement).
+    const holder = new pg.Client({ connectionString: database.url });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    let holding = false;
+    try {
+      await holder.query('begin');
+      await holder.query('select pg_advisory_xact_lock($1)', [WRITE_LOCK]);
+      holding = true;
+      const started = Date.now();
+      const failed = await within(
+        SHORT_LIMITS.writeLockWaitMs + 5_000,
+        'the blocked write was answered',
+        writeProject(store, 'blocked').then(
+          () => assert.fail('the write committed while another session held the write lock'),
+          (error: unknown) => error,
+        ),
+      );
+      const waited = Date.now() - started;
+      assert.equal(isStoreUnavailable(failed), true, `an outage error: ${String(failed)}`);
+      assert.ok(waited >= SHORT_LIMITS.writeLockWaitMs * 0.8, `it waited for the lock first (${waited} ms)`);
+      await holder.query('commit');
+      holding = false;
+      // Every pooled connection is usable again: none is left waiting on the lock or in a transaction.
+      await within(
+        5_000,
+        'writes after the lock was freed',
+        Promise.all(Array.from({ length: 12 }, (_, i) => writeProject(store, `free-${i}`))),
+      );
+      const rows = await store.reader.selectFrom('projects').select('id').where('id', 'like', 'free-%').execute();
+      assert.equal(rows.length, 12);
+      const blocked = await store.reader.selectFrom('projects').select('id').where('id', '=', 'blocked').execute();
+      assert.deepEqual(blocked, [], 'the write that got the 503 did not commit');
+    } finally {
+      if (holding) await holder.query('rollback').catch(() => undefined);
+      await holder.end();
+      await close();
+    }
+  },
+);
+
+/**
+ * A TCP proxy to PostgreSQL whose connections can go silent: bytes stop passing both ways but no
+ * side is closed, as when a firewall or NAT drops an idle flow or the network splits. New
+ * connections pass as usual.
+ */
+async function silencingProxy(target: URL): Promise<{ url: string; silenceExisting(): void; close(): Promise<void> }> {
+  const pairs = new Set<{ client: Socket; upstream: Socket; silent: boolean }>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    const pair = { client, upstream, silent: false };
+    pairs.add(pair);
+    client.on('data', (chunk) => pair.silent || upstream.write(chunk));
+    upstream.on('data', (chunk) => pair.silent || client.write(chunk));
+    const drop = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) socket.on('close', drop).on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    silenceExisting() {
+      for (const pair of pairs) pair.silent = true;
+    },
+    async close() {
+      for (const pair of pairs) pair.client.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test(
+  'a listening connection that goes silent (never closed, never answering) is replaced, and the replica re-checks and hears commits again',
+  { skip },
+  async () => {
+    const database = await createTestDatabase(cluster!.url);
+    const proxy = await silencingProxy(new URL(database.url));
+    const heard: string[] = [];
+    const logged: string[] = [];
+    let resyncs = 0;
+    const a = openStore({ dataDir: '/nonexistent', databaseUrl: database.url });
+    const b = openStore({
+      dataDir: '/nonexistent',
+      databaseUrl: proxy.url,
+      postgresLimits: SHORT_LIMITS,
+      onRemoteCommit: (topics) => heard.push(...topics),
+      onResync: () => resyncs++,
+      logError: (error) => logged.push(String(error)),
+    });
+    try {
+      await a.migrate();
+      await b.migrate();
+      await a.write(async ({ publish }) => publish('credential:before'));
+      await eventually(() => heard.includes('credential:before'), 2_000, 'B hears A while its connection works');
+
+      proxy.silenceExisting();
+      // Lost to B: its listening connection is silent. Only a re-check after a reconnect can make up for it.
+      await a.write(async ({ publish }) => publish('credential:while-silent'));
+      const ms = await eventually(
+        () => resyncs === 1,
+        4 * SHORT_LIMITS.feedCheckMs + 3_000,
+        'B replaced its silent feed connection and re-checked',
+      );
+      assert.ok(ms < 4 * SHORT_LIMITS.feedCheckMs + 3_000, `noticed in ${ms} ms`);
+      assert.ok(
+        logged.some((message) => message.includes(`did not answer within ${SHORT_LIMITS.feedCheckMs} ms`)),
+        `says why it reconnected: ${JSON.stringify(logged)}`,
+      );
+
+      await a.write(async ({ publish }) => publish('credential:after'));
+      await eventually(() => heard.includes('credential:after'), 2_000, 'B hears A’s commits on its new connection');
+    } finally {
+      await proxy.close();
+      await b.close();
+      await a.close();
+      await database.drop();
+    }
+  },
+);
+
+test('writes do not queue behind reads: a commit goes through while every read connection is busy', { skip }, async () => {
+  const { store, close } = await storeWithShortLimits();
+  try {
+    // Far more slow reads than the pool has connections, as when hundreds of event streams or
+    // long-polls re-read at once: they queue for about 3 s.
+    const reads = Array.from({ length: 30 }, () => sql`select pg_sleep(1)`.execute(store.reader));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    await within(10_000, 'the write committed', writeProject(store, 'not-starved'));
+    const took = Date.now() - started;
+    assert.ok(took < 900, `the write waited ${took} ms for a connection behind the reads`);
+    await within(20_000, 'the reads finished', Promise.all(reads));
+  } finally {
+    await close();
+  }
+});
+
+test('a running store whose database is dropped, or whose role may no longer log in, answers 503s, not 500s', { skip }, async () => {
+  const database = await createTestDatabase(cluster!.url);
+  const { buildApp } = await import('../app.ts');
+  const app = await buildApp({
+    dataDir: '/nonexistent',
+    databaseUrl: database.url,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+  });
+  const role = `hearth_t_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: cluster!.url });
+  await admin.connect();
+  try {
+    const headers = { 'x-auth-token': 'admin-secret' };
+    await database.drop(); // terminates every connection: each new one is refused with 3D000
+    for (const request of [
+      { method: 'POST' as const, url: '/v1/default/servers', headers, payload: { name: 'web-1' } },
+      { method: 'GET' as const, url: '/v1/default/servers', headers },
+    ]) {
+      const reply = await app.inject(request);
+      assert.equal(reply.statusCode, 503, `${request.method} ${request.url}: ${reply.body}`);
+      assert.equal(reply.json<{ error: { code: string } }>().error.code, 'ERR_STORE_UNAVAILABLE');
+    }
+
+    // A role that may no longer log in (28000), as after a credential rotation went wrong.
+    await admin.query(`create role ${role} login`);
+    const byRole = await createTestDatabase(cluster!.url);
+    await admin.query(`alter database "${new URL(byRole.url).pathname.slice(1)}" owner to ${role}`);
+    const url = new URL(byRole.url);
+    url.username = role;
+    const store = openStore({ dataDir: '/nonexistent', databaseUrl: url.toString() });
+    try {
+      await store.migrate();
+      await admin.query(`alter role ${role} nologin`);
+      await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where usename = $1`, [role]);
+      await assert.rejects(writeProject(store, 'refused'), (error) => isStoreUnavailable(error));
+      await assert.rejects(store.reader.selectFrom('projects').selectAll().execute(), (error) => isStoreUnavailable(error));
+    } finally {
+      await store.close();
+      await byRole.drop();
+    }
+  } finally {
+    await admin.query(`drop role if exists ${role}`).catch(() => undefined);
+    await admin.end();
+    await app.close();
+  }
+});
+
+test(
+  'a connection that stops answering is dropped after its query times out, and the next writes and reads use a fresh one',
+  { skip },
+  async () => {
+    const database = await createTestDatabase(cluster!.url);
+    const proxy = await silencingProxy(new URL(database.url));
+    const store = openStore({ dataDir: '/nonexistent', databaseUrl: proxy.url, postgresLimits: SHORT_LIMITS });
+    try {
+      await store.migrate();
+      await writeProject(store, 'before');
+      proxy.silenceExisting(); // the write connection and the idle read connections go silent
+      const timeout = SHORT_LIMITS.queryTimeoutMs;
+      await within(
+        3 * timeout,
+        'the write on the silent connection failed',
+        assert.rejects(writeProject(store, 'lost'), isStoreUnavailable),
+      );
+      await within(timeout, 'the next write, on a fresh connection', writeProject(store, 'after'));
+      // Reads: each silent idle connection fails one query at most, then is replaced.
+      const reads = () => store.reader.selectFrom('projects').select('id').execute();
+      await within(3 * timeout, 'the reads on the silent connections', Promise.allSettled(Array.from({ length: 9 }, reads)));
+      const rows = await within(timeout, 'a read on a fresh connection', reads());
+      assert.ok(rows.some((row) => row.id === 'after'));
+    } finally {
+      await proxy.close();
+      await store.close();
+      await database.drop();
+    }
+  },
+);

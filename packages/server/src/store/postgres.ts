@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
+import { isStoreUnavailable } from './unavailable.ts';
 import {
   bindParams,
   driveAsync,
@@ -21,7 +22,32 @@ export const FEED_CHANNEL = 'hearth_feed';
  * PostgreSQL too, and event ids become visible in the order they were assigned. Group commit
  * keeps it cheap: a batch of writes takes it once.
  */
-const WRITE_LOCK = 0x6865_6172_7468; // "hearth"
+export const WRITE_LOCK = 0x6865_6172_7468; // "hearth"
+
+/**
+ * The bounds on waiting for PostgreSQL or for another replica. Without them a replica whose host
+ * died or froze while holding the write lock blocked every replica's writes until TCP keepalive
+ * noticed (hours on Linux's defaults), each waiting request hung for a minute before its 503, and a
+ * connection that went silent was never noticed (the feed) or kept being lent (the pool).
+ */
+export interface PostgresLimits {
+  /** PostgreSQL ends a write transaction's session once it sits idle this long (releasing the write lock); default 10 s. */
+  idleInTransactionMs: number;
+  /** A write batch waits this long for the write lock, then fails as unavailable (a 503 the client retries); default 15 s, more than idleInTransactionMs so a dead holder's waiters get through. */
+  writeLockWaitMs: number;
+  /** Every this long the listening connection must answer a trivial query within as long, or it is replaced; default 10 s. */
+  feedCheckMs: number;
+  /** A query unanswered this long fails as unavailable (a 503) and its connection is dropped; default 30 s, more than writeLockWaitMs. */
+  queryTimeoutMs: number;
+}
+
+/** The defaults of PostgresLimits. */
+export const POSTGRES_LIMITS: Readonly<PostgresLimits> = {
+  idleInTransactionMs: 10_000,
+  writeLockWaitMs: 15_000,
+  feedCheckMs: 10_000,
+  queryTimeoutMs: 30_000,
+};
 
 /** NOTIFY payloads must stay under 8000 bytes; topics are split across several if needed. */
 const MAX_PAYLOAD = 7000;
@@ -42,17 +68,31 @@ export interface PostgresFeedOptions {
   onResync(): void;
   /** Where connection errors of idle clients and the listener go. */
   logError(error: unknown): void;
+  /** How often the listening connection is checked, and how long it has to answer (default POSTGRES_LIMITS.feedCheckMs). */
+  checkMs?: number;
+}
+
+/** Options of openPostgresPool. */
+export interface PostgresPoolOptions {
+  /** Most connections open at once; default 10. */
+  max?: number;
+  /** A query unanswered this long fails as unavailable (a 503); default 30 s. */
+  queryTimeoutMs?: number;
 }
 
 /** A pool of connections to one PostgreSQL database, with Kysely over it. */
-export function openPostgresPool(url: string, logError: (error: unknown) => void): { db: Kysely<Database>; pool: pg.Pool } {
+export function openPostgresPool(
+  url: string,
+  logError: (error: unknown) => void,
+  { max = 10, queryTimeoutMs = 30_000 }: PostgresPoolOptions = {},
+): { db: Kysely<Database>; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max,
     idleTimeoutMillis: 10_000,
     // An outage fails requests fast (503) instead of holding them.
     connectionTimeoutMillis: 5_000,
-    query_timeout: 30_000,
+    query_timeout: queryTimeoutMs,
     application_name: 'hearth-server',
     types,
   });
@@ -63,14 +103,60 @@ export function openPostgresPool(url: string, logError: (error: unknown) => void
   // under a query crashes the process. The query is rejected too (a 503), and the pool drops the
   // client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }) }), pool };
+}
+
+/**
+ * The pool as Kysely sees it, except that a connection on which a query failed with an outage
+ * error is destroyed when released instead of lent again. After a read timeout (a silent
+ * connection: a dropped flow, a hung backend) pg leaves the query running and queues the next one
+ * behind it, so the pool kept lending that connection and every write on it failed 30 s later, for
+ * as long as the dead connection lasted.
+ */
+function discardingBroken(pool: pg.Pool): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken = false;
+      const query = (text: string, values: ReadonlyArray<unknown>) =>
+        client.query(text, [...values]).catch((error: unknown) => {
+          broken ||= isStoreUnavailable(error);
+          throw error;
+        });
+      return {
+        // Only Kysely's (sql, parameters) overload: its cursor overload needs `cursor` in the dialect config, which is not set.
+        query: query as unknown as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => client.release(destroy === true || broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * What a write transaction runs first: its timeouts, then the write lock, in one round trip (the
+ * simple protocol takes several statements). SET LOCAL ends with the transaction, and needs no
+ * startup parameter, which a session-mode pgbouncer would refuse.
+ * - lock_timeout bounds the wait server-side (55P03, a clean rollback). The client's query_timeout
+ *   left the wait running and the connection stuck behind it, so a request hung for a minute.
+ * - idle_in_transaction_session_timeout makes PostgreSQL end the session of a replica that stops
+ *   mid-transaction (host lost, process frozen), which frees the lock for the others.
+ */
+export function writeLockSql(limits: PostgresLimits = POSTGRES_LIMITS): string {
+  const ms = (value: number) => Math.max(1, Math.round(value));
+  return (
+    `set local lock_timeout = ${ms(limits.writeLockWaitMs)}; ` +
+    `set local idle_in_transaction_session_timeout = ${ms(limits.idleInTransactionMs)}; ` +
+    `select pg_advisory_xact_lock(${WRITE_LOCK})`
+  );
 }
 
 /** The begin/before-commit steps of every write transaction on PostgreSQL. */
-export function postgresTransactionHooks(replicaId: string) {
+export function postgresTransactionHooks(replicaId: string, limits: PostgresLimits = POSTGRES_LIMITS) {
+  const lockStatement = sql.raw(writeLockSql(limits));
   return {
     async begin(trx: Transaction<Database>): Promise<void> {
-      await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(trx);
+      await lockStatement.execute(trx);
     },
     // NOTIFY is transactional: listeners hear it only if and when the batch commits.
     async beforeCommit(trx: Transaction<Database>, topics: ReadonlySet<string>): Promise<void> {
@@ -139,6 +225,8 @@ export class FeedListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private backoffMs = 50;
   private firstConnect: Promise<void> | undefined;
+  /** The pending connection check: the wait before the next one, or the deadline of the one in flight. */
+  private checkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly url: string,
@@ -159,6 +247,7 @@ export class FeedListener {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.checkTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -170,8 +259,11 @@ export class FeedListener {
     const onLost = (error?: unknown) => {
       if (lost) return;
       lost = true;
-      if (this.client === client) this.client = undefined;
-      if (error) this.options.logError(error);
+      if (this.client === client) {
+        this.client = undefined;
+        clearTimeout(this.checkTimer);
+      }
+      if (error && !this.closed) this.options.logError(error);
       client.end().catch(() => undefined);
       this.scheduleReconnect();
     };
@@ -202,8 +294,35 @@ export class FeedListener {
     }
     this.client = client;
     this.backoffMs = 50;
+    this.scheduleCheck(client, onLost);
     if (this.connectedOnce) this.options.onResync();
     this.connectedOnce = true;
+  }
+
+  /**
+   * A connection can die without a word: a firewall or NAT drops the idle flow, the network
+   * splits, the backend hangs. No 'end' ever comes, every NOTIFY after that is lost, and this
+   * replica's caches and long-polls go stale for good (a deleted server kept authenticating). So
+   * the listening connection must answer a trivial query every `checkMs`, within `checkMs`;
+   * otherwise it is dropped, and the reconnect re-checks everything (onResync).
+   */
+  private scheduleCheck(client: pg.Client, onLost: (error: unknown) => void): void {
+    const ms = this.options.checkMs ?? POSTGRES_LIMITS.feedCheckMs;
+    this.checkTimer = setTimeout(() => {
+      if (this.client !== client) return;
+      this.checkTimer = setTimeout(
+        () => onLost(new Error(`the change feed connection did not answer within ${ms} ms; reconnecting`)),
+        ms,
+      ).unref();
+      client.query('select 1').then(
+        () => {
+          if (this.client !== client) return; // replaced meanwhile: the timer is the new connection's
+          clearTimeout(this.checkTimer);
+          this.scheduleCheck(client, onLost);
+        },
+        (error: unknown) => onLost(error),
+      );
+    }, ms).unref();
   }
 
   private scheduleReconnect(): void {

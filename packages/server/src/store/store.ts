@@ -6,7 +6,14 @@ import { openSqlite } from './sqlite.ts';
 import { WriterThread } from './writer-thread.ts';
 import type { PreparedWrite } from './prepared-writes.ts';
 import { WriteQueue, type WriteUnit } from './write-queue.ts';
-import { FeedListener, openPostgresPool, postgresTransactionHooks, runPreparedOnPostgres } from './postgres.ts';
+import {
+  FeedListener,
+  openPostgresPool,
+  POSTGRES_LIMITS,
+  postgresTransactionHooks,
+  runPreparedOnPostgres,
+  type PostgresLimits,
+} from './postgres.ts';
 import { HearthError } from '../domain/errors.ts';
 
 /** Where the store lives: a SQLite file in the data dir, unless a database URL is given. */
@@ -23,6 +30,8 @@ export interface StoreOptions {
   onResync?: () => void;
   /** Where background connection errors go. */
   logError?: (error: unknown) => void;
+  /** PostgreSQL: timeouts of queries, the write lock, idle transactions and the feed check (default POSTGRES_LIMITS; tests shorten them). */
+  postgresLimits?: PostgresLimits;
 }
 
 /** The store: group-committed writes, committed-only reads, migrations. */
@@ -92,22 +101,31 @@ function openSqliteStore(options: StoreOptions): Store {
   };
 }
 
+/** Connections of a replica's read pool; with its write connection, 10 (plus the listening one). */
+const READ_CONNECTIONS = 9;
+
 /**
- * PostgreSQL, shared by every replica: one pool for reads and group-committed writes (each batch
- * under the cluster-wide write lock, its topics NOTIFYed on commit), and one connection that
- * LISTENs for the other replicas' commits.
+ * PostgreSQL, shared by every replica: a pool for reads, one connection for group-committed
+ * writes (each batch under the cluster-wide write lock, its topics NOTIFYed on commit), and one
+ * connection that LISTENs for the other replicas' commits.
  */
 function openPostgresStore(url: string, options: StoreOptions): Store {
   const logError = options.logError ?? (() => undefined);
-  const { db } = openPostgresPool(url, logError);
+  const limits = options.postgresLimits ?? POSTGRES_LIMITS;
+  // Writes have a connection of their own: a burst of reads (hundreds of event streams or
+  // long-polls re-reading at once) queues for the read pool, never in front of a signal's commit.
+  // One is all the write queue uses: it runs one transaction at a time.
+  const { db } = openPostgresPool(url, logError, { max: READ_CONNECTIONS, queryTimeoutMs: limits.queryTimeoutMs });
+  const { db: writer } = openPostgresPool(url, logError, { max: 1, queryTimeoutMs: limits.queryTimeoutMs });
   const listener = new FeedListener(url, {
     onRemoteCommit: options.onRemoteCommit ?? (() => undefined),
     onResync: options.onResync ?? (() => undefined),
     logError,
+    checkMs: limits.feedCheckMs,
   });
-  const queue = new WriteQueue(db, {
+  const queue = new WriteQueue(writer, {
     onCommit: options.onCommit ?? (() => undefined),
-    hooks: postgresTransactionHooks(listener.replicaId),
+    hooks: postgresTransactionHooks(listener.replicaId, limits),
   });
   return {
     dialect: 'postgres',
@@ -128,17 +146,39 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
     async close() {
       await queue.drained();
       await listener.close();
+      await writer.destroy();
       await db.destroy();
     },
   };
 }
 
-/** Applies pending migrations (Kysely's Migrator, which locks against a concurrent run); returns the names applied. */
+/** Kysely's refusal when the database records a migration this build does not have. */
+const UNKNOWN_MIGRATION = /previously executed migration (\S+) is missing/;
+
+/**
+ * Applies pending migrations (Kysely's Migrator, which locks against a concurrent run, and applies
+ * them in one transaction, so a failure leaves the schema as it was); returns the names applied.
+ */
 async function migrateToLatest(db: Kysely<Database>, dialect: DialectName): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations(dialect)) } });
+  const known = migrations(dialect);
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(known) } });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+  if (error) throw migrationError(error, Object.keys(known));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** A failed migration as an error that says what to do; a database migrated by a newer version says so. */
+function migrationError(error: unknown, known: string[]): Error {
+  const unknown = error instanceof Error ? UNKNOWN_MIGRATION.exec(error.message) : null;
+  if (unknown) {
+    return new Error(
+      `the database has migration ${unknown[1]}, which this hearth-server does not know (it knows ${known[0]} to ${known.at(-1)}): ` +
+        'a newer hearth-server migrated it, so run that version (or newer) here too; if another application keeps Kysely migrations ' +
+        'in the same database, give hearth a database of its own. Nothing was changed.',
+      { cause: error },
+    );
+  }
+  return error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }
 
 /** Throws ERR_STORE_UNAVAILABLE unless the database answers a trivial query. */

@@ -6,6 +6,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '53300', // too_many_connections
   '55P03', // lock_not_available
   '57014', // query_canceled (statement timeout)
+  '25P03', // idle_in_transaction_session_timeout: the session was ended, its transaction rolled back
 ]);
 
 /** Socket errors of a connection that could not be made or was lost. */
@@ -40,6 +41,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string') {
     if (code.startsWith('08') && code.length === 5) return true; // connection_exception class
+    // A new connection refused: the role may not log in or its password changed (class 28), or the
+    // database was dropped or renamed (3D000). Not the request's fault: a 503 (and /readyz 503),
+    // with the reason in the log, rather than a 500.
+    if ((code.startsWith('28') && code.length === 5) || code === '3D000') return true;
     if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code)) return true;
     if (code === 'SQLITE_BUSY') return true;
   }

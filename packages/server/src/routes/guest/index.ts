@@ -9,7 +9,7 @@ import { abortOnClose } from '../abort.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MetadataSnapshot } from '../../domain/metadata.ts';
 import { ifNoneMatchHits } from '../etag.ts';
-import { topics } from '../../feed/feed.ts';
+import { ANY_TOPIC, topics } from '../../feed/feed.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -86,8 +86,8 @@ async function sendMetadataLater(
 /**
  * A long-poll's wait for a new document, ended early when the agent's credential is revoked (its
  * server deleted while it waits): that credential then gets ERR_AUTH_INVALID, as its next poll
- * would, not a 304 (or a document) after the whole wait. A resync of the feed wakes the wait too;
- * the store then says whether the credential is still there, and a live one gets its answer early.
+ * would, not a 304 (or a document) after the whole wait. After a resync of the feed the store says
+ * whether the credential is still there; a live one keeps waiting.
  */
 async function waitWhileValid(
   services: Services,
@@ -101,9 +101,18 @@ async function waitWhileValid(
   const closed = abortOnClose(request, reply);
   closed.addEventListener('abort', () => ended.abort(), { once: true });
   let revoked = false;
-  const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), () => {
+  const revoke = () => {
     revoked = true;
     ended.abort();
+  };
+  const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), (topic) => {
+    if (topic !== ANY_TOPIC) return revoke();
+    // A resync (the feed may have missed a revocation): re-check, and let a live credential keep
+    // waiting; ending every long-poll at once would bring all agents back together.
+    services.servers.byAccessKeyId(agent.accessKeyId).then(
+      (server) => (server ? undefined : revoke()),
+      () => undefined,
+    );
   });
   let snapshot: MetadataSnapshot;
   try {
@@ -111,7 +120,7 @@ async function waitWhileValid(
   } finally {
     stop();
   }
-  if (revoked && !(await services.servers.byAccessKeyId(agent.accessKeyId))) throw new HearthError('ERR_AUTH_INVALID');
+  if (revoked) throw new HearthError('ERR_AUTH_INVALID');
   return snapshot;
 }
 

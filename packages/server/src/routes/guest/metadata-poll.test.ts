@@ -117,3 +117,29 @@ test('a long-poll ends with ERR_AUTH_INVALID when its server is deleted while it
     await done();
   }
 });
+
+test('after a feed resync a long-poll keeps waiting while its credential is live, and ends with 401 once it is gone', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const etag = String((await app.inject({ url: '/v1/guest/metadata', headers: server.auth })).headers.etag);
+    let settled = false;
+    const poll = app.inject({ url: '/v1/guest/metadata?wait=30', headers: { ...server.auth, 'if-none-match': etag } });
+    void poll.then(() => (settled = true));
+    await sleep(200);
+    app.services.feed.wakeAll(); // what a replica does after its LISTEN connection came back
+    await sleep(500);
+    assert.equal(settled, false, 'a live credential keeps waiting: a resync does not answer every long-poll at once');
+
+    // The server row disappears without its revocation topic (as if the feed missed it): the next resync ends the wait.
+    await app.services.store.write(async ({ trx }) => {
+      await trx.deleteFrom('servers').where('id', '=', server.id).execute();
+    });
+    app.services.feed.wakeAll();
+    const reply = await poll;
+    assert.equal(reply.statusCode, 401, reply.body);
+    assert.equal(errorCode(reply), 'ERR_AUTH_INVALID');
+  } finally {
+    await done();
+  }
+});
