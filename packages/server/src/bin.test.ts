@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -140,5 +141,25 @@ test(
     assert.equal(older.code, 0, older.stderr);
     assertOneLine(older.stderr, /^hearth-server: warning: .*\/hearth\.db can be read by other users \(mode 0644\) .*: chmod 600 /);
     assert.equal(statSync(join(data, 'hearth.db')).mode & 0o777, 0o644, 'the warning changes nothing');
+  }),
+);
+
+test(
+  'a database migrated by a newer hearth-server: exit 65 saying so, and nothing changed',
+  withDir(async (dir) => {
+    const first = await hearthServer(['migrate', '--data-dir', dir]);
+    assert.equal(first.code, 0, first.stderr);
+    const db = new Database(join(dir, 'hearth.db'));
+    db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('0099_from_the_future', new Date().toISOString());
+    const tables = () => db.prepare("select name from sqlite_master where type = 'table' order by name").all();
+    const before = tables();
+    const { code, stderr } = await hearthServer(['migrate', '--data-dir', dir]);
+    assert.equal(code, 65);
+    assertOneLine(
+      stderr,
+      /^hearth-server: .*hearth\.db: the database has migration 0099_from_the_future, which this hearth-server does not know/,
+    );
+    assert.deepEqual(tables(), before);
+    db.close();
   }),
 );

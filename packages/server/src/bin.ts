@@ -46,6 +46,7 @@ function startupFailure(error: unknown, settings: ServerSettings): unknown {
       );
     }
   }
+  if (code === 'ERR_SCHEMA_NEWER') return new ExitError(`${store}: ${error.message}`, EXIT.dataError);
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return new ExitError(
       `${sqliteFile(settings.dataDir, settings.databaseUrl)} is not a usable SQLite database (${error.message}): restore it from a backup, or move it away to start afresh`,
@@ -163,7 +164,7 @@ const program = new Command('hearth-server')
   .addHelpText(
     'after',
     `\nExit codes: 0 ok (and on SIGTERM/SIGINT after a clean stop), 1 unexpected error, ${EXIT.usage} bad flag or HEARTH_* value,
-${EXIT.dataError} unusable file in the data dir (empty secret, hearth.db not SQLite), ${EXIT.unavailable} database unreachable,
+${EXIT.dataError} unusable data (empty secret, hearth.db not SQLite, a database migrated by a newer hearth-server), ${EXIT.unavailable} database unreachable,
 ${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use, ${EXIT.permission} secret file readable by others,
 130/143 a second SIGINT/SIGTERM while stopping (stops at once, without the drain).`,
   );

@@ -171,11 +171,14 @@ async function migrateToLatest(db: Kysely<Database>, dialect: DialectName): Prom
 function migrationError(error: unknown, known: string[]): Error {
   const unknown = error instanceof Error ? UNKNOWN_MIGRATION.exec(error.message) : null;
   if (unknown) {
-    return new Error(
-      `the database has migration ${unknown[1]}, which this hearth-server does not know (it knows ${known[0]} to ${known.at(-1)}): ` +
-        'a newer hearth-server migrated it, so run that version (or newer) here too; if another application keeps Kysely migrations ' +
-        'in the same database, give hearth a database of its own. Nothing was changed.',
-      { cause: error },
+    return Object.assign(
+      new Error(
+        `the database has migration ${unknown[1]}, which this hearth-server does not know (it knows ${known[0]} to ${known.at(-1)}): ` +
+          'a newer hearth-server migrated it, so run that version (or newer) here too; if another application keeps Kysely migrations ' +
+          'in the same database, give hearth a database of its own. Nothing was changed.',
+        { cause: error },
+      ),
+      { code: 'ERR_SCHEMA_NEWER' },
     );
   }
   return error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
