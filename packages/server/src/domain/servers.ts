@@ -31,6 +31,8 @@ export class ServerService {
 
   /** server id -> row, for the collector settings in its metadata document (filled by create and lookups). */
   private readonly rows = new Map<string, ServerRow>();
+  /** Counts revocations seen; a lookup that overlapped one does not cache what it read (it may be the revoked row). */
+  private revocations = 0;
 
   constructor(
     private readonly store: Store,
@@ -168,6 +170,7 @@ export class ServerService {
 
   /** Drops a cached credential (called on delete, and by the feed for other replicas). */
   forgetAccessKey(accessKeyId: string): void {
+    this.revocations++;
     const identity = this.byAccessKey.get(accessKeyId);
     this.byAccessKey.delete(accessKeyId);
     if (identity) this.rows.delete(identity.serverId);
@@ -179,6 +182,7 @@ export class ServerService {
    */
   onFeedTopic(topic: string): void {
     if (topic === ANY_TOPIC) {
+      this.revocations++;
       this.byAccessKey.clear();
       this.rows.clear();
     } else if (topic.startsWith(CREDENTIAL_TOPIC)) {
@@ -195,9 +199,13 @@ export class ServerService {
     if (identity) return compare(secret, identity.secret) ? identity : null;
     const expected = this.secrets.agentSecret(accessKeyId);
     if (!compare(secret, expected)) return null;
+    const revocations = this.revocations;
     const row = await this.byAccessKeyId(accessKeyId);
     if (!row) return null;
     identity = { serverId: row.id, projectId: row.project_id, accessKeyId, secret: expected };
+    // A revocation (this server deleted through another replica) that arrived while the row was read
+    // must not be undone by caching that row: this call may still pass, the next ones re-read.
+    if (revocations !== this.revocations) return identity;
     if (this.byAccessKey.size > 100_000) this.byAccessKey.clear();
     this.byAccessKey.set(accessKeyId, identity);
     return identity;
