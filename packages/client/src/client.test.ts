@@ -269,6 +269,23 @@ test('an envelope field that is null or not an object is ERR_RESPONSE_INVALID, n
     const error = await client.listServers().catch((e: unknown) => e);
     assert.ok(error instanceof HearthApiError, `${JSON.stringify(servers)}: ${String(error)}`);
     assert.equal(error.code, 'ERR_RESPONSE_INVALID');
-    assert.match(error.message, /answered without the "servers" field/);
+    assert.match(error.message, /answered a "servers" field that is not an object or a list/);
+  }
+});
+
+test('text envelope fields are read as text: server create returns os_collect_config_conf, a group its actuator_secret or null', async () => {
+  const client = createClient({ url: stub.url, token: 'admin' });
+  const server = { id: 's1', name: 'web' };
+  stub.handler = (_req, res) =>
+    json(res, 201, { server, credential: { token: 'k:s' }, os_collect_config: { hearth: {} }, os_collect_config_conf: '[hearth]\n' });
+  const created = await client.createServer({ name: 'web' });
+  assert.equal(created.os_collect_config_conf, '[hearth]\n');
+  stub.handler = (_req, res) =>
+    json(res, 201, { server, credential: { token: 'k:s' }, os_collect_config: {}, os_collect_config_conf: null });
+  const error = await client.createServer({ name: 'web' }).catch((e: unknown) => e);
+  assert.ok(error instanceof HearthApiError && error.code === 'ERR_RESPONSE_INVALID', String(error));
+  for (const secret of ['s3cret', null]) {
+    stub.handler = (_req, res) => json(res, 201, { scaling_group: { id: 'g1' }, actuator_secret: secret });
+    assert.equal((await client.createScalingGroup('st', { name: 'g', min_size: 0, max_size: 1 } as never)).actuator_secret, secret);
   }
 });

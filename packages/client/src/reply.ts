@@ -1,20 +1,31 @@
 import { HearthApiError } from './errors.ts';
 import type { CallSpec, Reply, Transport } from './http.ts';
 
+/** What an envelope field must be: most are an object or a list; a few are text (or text or null). */
+export type FieldKind = 'object' | 'string' | 'string-or-null';
+
+const FIELD_KINDS: Record<FieldKind, { fits: (value: unknown) => boolean; what: string }> = {
+  object: { fits: (value) => typeof value === 'object' && value !== null, what: 'an object or a list' },
+  string: { fits: (value) => typeof value === 'string', what: 'text' },
+  'string-or-null': { fits: (value) => typeof value === 'string' || value === null, what: 'text or null' },
+};
+
 /**
  * Returns `reply.body[key]`, the envelope field every native reply wraps its resource in
- * (`{server: ...}`, `{software_configs: [...]}`). Throws ERR_RESPONSE_INVALID when it is missing.
- * The value is trusted to have the protocol's shape: hearth-server validates what it sends.
+ * (`{server: ...}`, `{software_configs: [...]}`). Throws ERR_RESPONSE_INVALID when it is missing
+ * or not of its kind (a `{"servers": null}` from something that is not hearth must not reach
+ * `.map`). Beyond that the value is trusted to have the protocol's shape: hearth-server validates
+ * what it sends.
  */
-export function envelopeField<T>(reply: Reply, key: string, spec: Pick<CallSpec, 'method' | 'path'>): T {
+export function envelopeField<T>(reply: Reply, key: string, spec: Pick<CallSpec, 'method' | 'path'>, kind: FieldKind = 'object'): T {
   const body = reply.body;
-  // Every envelope field is an object or a list: a null one (a server that is not hearth) must not reach `.map`.
-  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[key] : undefined;
-  if (typeof value === 'object' && value !== null) return value as T;
+  const present = typeof body === 'object' && body !== null && Object.hasOwn(body, key);
+  const value = present ? (body as Record<string, unknown>)[key] : undefined;
+  if (present && FIELD_KINDS[kind].fits(value)) return value as T;
   throw new HearthApiError({
     status: reply.status,
     code: 'ERR_RESPONSE_INVALID',
-    message: `${spec.method} ${spec.path} answered without the "${key}" field (or with one that is not an object or a list): check that HEARTH_URL points at hearth-server.`,
+    message: `${spec.method} ${spec.path} answered ${present ? `a "${key}" field that is not ${FIELD_KINDS[kind].what}` : `without the "${key}" field`}: check that HEARTH_URL points at hearth-server.`,
     method: spec.method,
     url: spec.path,
   });

@@ -59,7 +59,7 @@ export function scalingMethods(transport: Transport): ScalingMethods {
       const reply = await transport.call(spec);
       return {
         scaling_group: envelopeField<ScalingGroup>(reply, group, spec),
-        actuator_secret: envelopeField<string | null>(reply, 'actuator_secret', spec),
+        actuator_secret: envelopeField<string | null>(reply, 'actuator_secret', spec, 'string-or-null'),
       };
     },
     listScalingGroups: (stack) =>

@@ -29,7 +29,7 @@ export function serverMethods(transport: Transport): ServerMethods {
         server: envelopeField<ServerCreated['server']>(reply, 'server', spec),
         credential: envelopeField<ServerCreated['credential']>(reply, 'credential', spec),
         os_collect_config: envelopeField<ServerCreated['os_collect_config']>(reply, 'os_collect_config', spec),
-        os_collect_config_conf: envelopeField<ServerCreated['os_collect_config_conf']>(reply, 'os_collect_config_conf', spec),
+        os_collect_config_conf: envelopeField<ServerCreated['os_collect_config_conf']>(reply, 'os_collect_config_conf', spec, 'string'),
       };
     },
     listServers: () =>
