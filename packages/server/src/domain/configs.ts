@@ -69,6 +69,8 @@ export function configFromRow(row: ConfigRow): SoftwareConfig {
 /** Software configs: immutable once created; cached in memory by id. */
 export class ConfigService {
   private readonly cache = new Map<string, SoftwareConfig & { projectId: string }>();
+  /** Counts deletions seen; a read that overlapped one does not cache what it read (it may be the deleted row). */
+  private deletions = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -119,9 +121,12 @@ export class ConfigService {
       const { projectId: _owner, ...config } = cached;
       return config;
     }
+    const deletions = this.deletions;
     const row = await this.store.reader.selectFrom('software_configs').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
     const config = configFromRow(row);
+    // A delete (here or through another replica) seen while the row was read must not be undone by caching it.
+    if (deletions !== this.deletions) return config;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(id, { ...config, projectId });
     return config;
@@ -180,12 +185,15 @@ export class ConfigService {
       );
       publish(topics.config(id));
     });
+    this.deletions++;
     this.cache.delete(id);
   }
 
   /** Drops a config another replica deleted; after a possibly missed change (ANY_TOPIC), all of them. */
   onFeedTopic(topic: string): void {
+    if (topic !== ANY_TOPIC && !topic.startsWith(CONFIG_TOPIC)) return;
+    this.deletions++;
     if (topic === ANY_TOPIC) this.cache.clear();
-    else if (topic.startsWith(CONFIG_TOPIC)) this.cache.delete(topic.slice(CONFIG_TOPIC.length));
+    else this.cache.delete(topic.slice(CONFIG_TOPIC.length));
   }
 }

@@ -37,3 +37,24 @@ test('a revocation that arrives while a credential is being looked up is not und
     await done();
   }
 });
+
+test('a config deleted (through another replica) while it is being read is not cached as if it still existed', async () => {
+  const { app, done } = await testApp();
+  try {
+    const created = await app.inject({ method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { group: 'script' } });
+    const id = created.json<{ software_config: { id: string } }>().software_config.id;
+    const configs = app.services.configs;
+    configs.onFeedTopic(topics.config(id)); // start from an empty cache, as on another replica
+    const reading = configs.get('default', id); // reads the row...
+    configs.onFeedTopic(topics.config(id)); // ...while another replica's delete of it arrives
+    await reading;
+    // The row is gone from the store (that replica's delete); only a cached copy could still answer.
+    await app.services.store.write(async ({ trx }) => {
+      await trx.deleteFrom('software_configs').where('id', '=', id).execute();
+    });
+    const after = await app.inject({ url: `/v1/default/software_configs/${id}`, headers: ADMIN });
+    assert.equal(after.statusCode, 404, 'the deleted config is not served from the cache');
+  } finally {
+    await done();
+  }
+});
