@@ -6,7 +6,6 @@ import {
   type SoftwareDeploymentCreate,
   type SoftwareDeploymentUpdate,
   type TimelineEntry,
-  heatTime,
 } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { Transaction } from 'kysely';
@@ -15,6 +14,7 @@ import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
+import { resourceTimeline } from './events.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
 
@@ -246,22 +246,9 @@ export class DeploymentService {
     });
   }
 
-  /** The deployment's timeline: every event about it, oldest first. */
+  /** The deployment's timeline: its events, oldest first, heartbeats bounded (see resourceTimeline). */
   async timeline(projectId: string, id: string): Promise<TimelineEntry[]> {
-    await this.row(projectId, id);
-    const rows = await this.store.reader
-      .selectFrom('events')
-      .selectAll()
-      .where('resource_id', '=', id)
-      .where('project_id', '=', projectId)
-      .orderBy('id')
-      .limit(10_000)
-      .execute();
-    return rows.map((r) => ({
-      time: heatTime(new Date(r.time)),
-      type: r.type,
-      message: r.message,
-      data: JSON.parse(r.data) as Record<string, unknown>,
-    }));
+    await this.row(projectId, id); // another project's, or a deleted, deployment is a 404
+    return resourceTimeline(this.store, projectId, id, 'deployment.heartbeat');
   }
 }

@@ -1,4 +1,4 @@
-import { heatTime, type Event, type EventListQuery, type EventPage } from '@hearth/protocol';
+import { heatTime, type Event, type EventListQuery, type EventPage, type TimelineEntry } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { EventRow, NewEvent } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
@@ -52,4 +52,70 @@ export async function listEvents(store: Store, projectId: string, query: EventLi
     .execute();
   const events = rows.map(eventFromRow);
   return { events, next_cursor: String(events.at(-1)?.id ?? after) };
+}
+
+/** The most events of the repeated type (heartbeats) a timeline shows: the latest ones. */
+export const TIMELINE_REPEATED_LIMIT = 100;
+/** The most other events a timeline shows: the latest ones. */
+export const TIMELINE_OTHER_LIMIT = 1000;
+
+type Part = { rows: EventRow[]; omitted: (TimelineEntry & { id: number }) | undefined };
+
+/**
+ * A resource's timeline: its events, oldest first, bounded. An agent heartbeating for days writes
+ * many thousands of `repeatedType` events; only the latest of them are shown, so the timeline stays
+ * small and always ends with what happened last (signalled, completed, timed out). What is left
+ * out is one entry in its place that says how much and where to page through it.
+ */
+export async function resourceTimeline(
+  store: Store,
+  projectId: string,
+  resourceId: string,
+  repeatedType: string,
+): Promise<TimelineEntry[]> {
+  const latest = async (repeated: boolean, limit: number): Promise<Part> => {
+    const ofResource = store.reader
+      .selectFrom('events')
+      .where('resource_id', '=', resourceId)
+      .where('project_id', '=', projectId)
+      .where('type', repeated ? '=' : '<>', repeatedType);
+    const rows = (await ofResource.selectAll().orderBy('id', 'desc').limit(limit).execute()).reverse();
+    if (rows.length < limit) return { rows, omitted: undefined };
+    const left = await ofResource
+      .select((eb) => [
+        eb.fn.countAll<number>().as('count'),
+        eb.fn.max('id').as('last_id'),
+        eb.fn.min('time').as('first'),
+        eb.fn.max('time').as('last'),
+      ])
+      .where('id', '<', rows[0]!.id)
+      .executeTakeFirstOrThrow();
+    const count = Number(left.count);
+    if (count === 0) return { rows, omitted: undefined };
+    const [first, last] = [heatTime(new Date(left.first)), heatTime(new Date(left.last))];
+    const what = repeated ? `${repeatedType} events` : `events other than ${repeatedType}`;
+    const typeQuery = repeated ? `&type=${encodeURIComponent(repeatedType)}` : '';
+    return {
+      rows,
+      omitted: {
+        id: Number(left.last_id),
+        time: last,
+        type: 'timeline.omitted',
+        message: `${count} earlier ${what} (${first} to ${last}) are left out; list them with GET /v1/${projectId}/events?resource_id=${resourceId}${typeQuery}`,
+        data: { type: repeated ? repeatedType : null, count, first_time: first, last_time: last },
+      },
+    };
+  };
+  const parts = [await latest(false, TIMELINE_OTHER_LIMIT), await latest(true, TIMELINE_REPEATED_LIMIT)];
+  const entries = parts.flatMap(({ rows, omitted }) => [
+    ...rows.map((row) => ({
+      id: Number(row.id),
+      time: heatTime(new Date(row.time)),
+      type: row.type,
+      message: row.message,
+      data: JSON.parse(row.data) as Record<string, unknown>,
+    })),
+    ...(omitted ? [omitted] : []),
+  ]);
+  return entries.sort((a, b) => a.id - b.id).map(({ id: _id, ...entry }) => entry);
 }

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EventListQuery, ProjectId } from '@hearth/protocol';
@@ -12,6 +14,19 @@ const StreamQuery = Type.Object(
   { additionalProperties: false },
 );
 const KEEPALIVE_MS = 15_000;
+/** Events read and written per turn of a stream: the most a slow client makes the server hold. */
+const PAGE = 500;
+
+/** Resolves true once `out` has flushed what it holds (at once if it holds little), false if aborted first. */
+async function drained(out: ServerResponse, abort: AbortSignal): Promise<boolean> {
+  if (!out.writableNeedDrain) return !abort.aborted;
+  try {
+    await once(out, 'drain', { signal: abort });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** /v1/{project}/events: a cursor-paged list and a server-sent-events stream. */
 export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -32,15 +47,24 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    reply.raw.write(': hearth events\n\n');
-    while (!abort.aborted) {
-      const page = await listEvents(services.store, projectId, { after: cursor, limit: 500, resource_id: request.query.resource_id });
-      for (const event of page.events) reply.raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      cursor = page.next_cursor;
-      if (page.events.length === 500) continue;
-      const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
-      if (!changed && !abort.aborted) reply.raw.write(': keepalive\n\n');
+    const out = reply.raw;
+    out.write(': hearth events\n\n');
+    try {
+      while (!abort.aborted) {
+        const page = await listEvents(services.store, projectId, { after: cursor, limit: PAGE, resource_id: request.query.resource_id });
+        for (const event of page.events) out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        cursor = page.next_cursor;
+        // A client that reads slower than the events come holds at most one page in memory here:
+        // without this wait the loop would queue the whole backlog (every stream its own copy).
+        if (!(await drained(out, abort))) break;
+        if (page.events.length === PAGE) continue;
+        const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
+        if (!changed && !abort.aborted) out.write(': keepalive\n\n');
+      }
+    } finally {
+      // A client that stopped reading would keep an ended stream (and the app's close) waiting.
+      if (out.writableNeedDrain) out.destroy();
+      else out.end();
     }
-    reply.raw.end();
   });
 };
