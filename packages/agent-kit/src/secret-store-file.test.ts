@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -75,6 +76,21 @@ test('each change replaces the file atomically (a new inode), keeping 0600 even 
   } finally {
     process.umask(umask);
   }
+});
+
+test("a change removes the temp copy a writer killed mid-write left behind, and leaves a live writer's alone", async (t) => {
+  const { dir, path, store } = await tempStore(t);
+  await store.set('deploy_password', 'old');
+  // A real pid that is no longer running: a child that has exited.
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+  const crashed = `.credentials.json.${dead}.0123456789ab.tmp`;
+  const live = `.credentials.json.${process.ppid}.0123456789ab.tmp`;
+  await writeFile(join(dir, crashed), '{"deploy_password":"old"}', { mode: 0o600 });
+  await writeFile(join(dir, live), '{"deploy_password":"old"}', { mode: 0o600 });
+  await store.set('deploy_password', 'new');
+  assert.deepEqual((await readdir(dir)).sort(), [live, 'credentials.json'].sort());
+  assert.equal(await store.get('deploy_password'), 'new');
+  assert.equal((await stat(path)).mode & 0o7777, 0o600);
 });
 
 test('concurrent sets from one process all land (read-modify-write under the lock)', async (t) => {

@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { mkdir, open, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { writeFileAtomic } from './atomic-file.ts';
+import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
 import { withLock } from './lock.ts';
 import type { SecretStore } from './secret-store.ts';
 import { SecretStoreError, checkSecretName, checkSecretValue } from './secret-store-error.ts';
@@ -141,6 +141,8 @@ export function createFileSecretStore(path: string): SecretStore {
       lockPath,
       async () => {
         const secrets = await readSecrets(path);
+        // A writer killed between its temp file and the rename left a copy of the secrets that nothing else removes.
+        removeStaleTempFiles(dir);
         const { changed, result } = change(secrets);
         if (changed) await writeFileAtomic(path, serializeSecrets(secrets), { mode: FILE_MODE });
         return result;

@@ -238,7 +238,7 @@ if (session === 'unlocked') {
   test('without @github/keytar installed the keyring backend says to install it or use the file backend', async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'hearth-no-keytar-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
-    for (const name of ['secret-store-keyring.ts', 'secret-store-error.ts'])
+    for (const name of ['secret-store-keyring.ts', 'secret-store-keyring-probe.ts', 'secret-store-error.ts'])
       await copyFile(new URL(name, import.meta.url), join(dir, name));
     await writeFile(join(dir, 'package.json'), '{"type":"module"}');
     const env = { ...process.env };

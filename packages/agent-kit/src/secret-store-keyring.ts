@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { SecretStore } from './secret-store.ts';
 import { SecretStoreError, checkSecretName, checkSecretValue } from './secret-store-error.ts';
+import { PROBE_PREFIX, noAnswerMessage, probeInChild } from './secret-store-keyring-probe.ts';
 
 /** The part of the keytar API this backend uses (@github/keytar's, typed here so the optional module is never needed to type-check). */
 export interface KeytarApi {
@@ -18,7 +19,10 @@ export const KEYTAR_MODULE = '@github/keytar';
 export interface KeyringSecretStoreOptions {
   /** The `service` attribute of every item this store reads and writes. */
   service: string;
-  /** Loads the keytar API. Default: require('@github/keytar') on the first operation. */
+  /**
+   * Loads the keytar API. Default: require('@github/keytar') on the first operation, after a child process has
+   * probed the Secret Service with it. A keytar given here (tests) is probed in this process instead.
+   */
   loadKeytar?: () => KeytarApi;
   /** How long the first operation waits for the Secret Service to answer its probe, in ms. Default 10000. */
   probeTimeoutMs?: number;
@@ -26,8 +30,6 @@ export interface KeyringSecretStoreOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Items whose account starts with this are the probe's own, never listed and never settable. */
-const PROBE_PREFIX = '.hearth-probe.';
 const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 
 /** The error's message, or the thing itself as text. */
@@ -57,14 +59,20 @@ function requireKeytar(): KeytarApi {
   }
 }
 
+/** Whether this is a Node single executable (hearth-agent's own binary), where process.execPath is not node. */
+function inSingleExecutable(): boolean {
+  try {
+    return (createRequire(import.meta.url)('node:sea') as { isSea(): boolean }).isSea();
+  } catch {
+    return false;
+  }
+}
+
 /** `promise`, or a rejection after `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} got no answer within ${ms} ms (a locked keyring waiting for an unlock prompt?)`)),
-      ms,
-    );
+    timer = setTimeout(() => reject(new Error(noAnswerMessage(ms))), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -90,6 +98,12 @@ export function createKeyringSecretStore(options: KeyringSecretStoreOptions): Se
   const loadKeytar = options.loadKeytar ?? requireKeytar;
   const probeTimeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const env = options.env ?? process.env;
+  // The real module is probed in a child that can be killed: a stuck libsecret call would pin this process.
+  // A single executable cannot run `node -e`, so it probes in-process, as a keytar given here (tests) is.
+  const probeKeytar =
+    options.loadKeytar || inSingleExecutable()
+      ? (keytar: KeytarApi) => withTimeout(probe(keytar, service), probeTimeoutMs)
+      : () => probeInChild(createRequire(import.meta.url).resolve(KEYTAR_MODULE), service, probeTimeoutMs);
   if (typeof service !== 'string' || service === '') {
     throw new SecretStoreError(
       'ERR_SECRET_CONFIG',
@@ -104,7 +118,7 @@ export function createKeyringSecretStore(options: KeyringSecretStoreOptions): Se
     ready ??= (async () => {
       const keytar = loadKeytar();
       try {
-        await withTimeout(probe(keytar, service), probeTimeoutMs, 'the Secret Service');
+        await probeKeytar(keytar);
       } catch (error) {
         const bus = env.DBUS_SESSION_BUS_ADDRESS
           ? `DBUS_SESSION_BUS_ADDRESS=${env.DBUS_SESSION_BUS_ADDRESS}`

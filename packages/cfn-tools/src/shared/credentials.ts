@@ -1,6 +1,6 @@
 // The access key pair cfn-tools sign with: `--access-key/--secret-key`, or a credential file in
 // heat-cfntools' format (`AWSAccessKeyId=...` and `AWSSecretKey=...` lines, `/etc/cfn/cfn-credentials`).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
 import type { AgentPaths } from '@hearth/agent-kit/paths';
@@ -41,8 +41,9 @@ export function readCredentialFile(path: string): Credentials {
   }
   const { accessKeyId, secretKey } = parseCredentialFile(text);
   if (!accessKeyId || !secretKey) {
-    const missing = !accessKeyId ? 'AWSAccessKeyId' : 'AWSSecretKey';
-    throw new ExitError(1, `the credential file ${path} has no ${missing}= line; it needs AWSAccessKeyId=<key> and AWSSecretKey=<secret>`);
+    const [key, value] = !accessKeyId ? ['AWSAccessKeyId', accessKeyId] : ['AWSSecretKey', secretKey];
+    const problem = value === undefined ? `has no ${key}= line` : `has an empty ${key}= value`;
+    throw new ExitError(1, `the credential file ${path} ${problem}; it needs AWSAccessKeyId=<key> and AWSSecretKey=<secret>`);
   }
   return { accessKeyId, secretKey, origin: path };
 }
@@ -55,7 +56,7 @@ export interface LoadCredentialsOptions {
   accessKey?: string | undefined;
   /** `--secret-key`. */
   secretKey?: string | undefined;
-  /** Fall back to `<cfnConfigDir>/cfn-credentials` when it exists and nothing else is given. Default false (the original's cfn-init and cfn-get-metadata never read it by themselves). */
+  /** Fall back to `<cfnConfigDir>/cfn-credentials` when it exists (unreadable or incomplete: an error) and nothing else is given. Default false (the original's cfn-init and cfn-get-metadata never read it by themselves). */
   useDefaultFile?: boolean;
   /** Paths; needed only with useDefaultFile. */
   paths?: Pick<AgentPaths, 'cfnConfigDir'>;
@@ -75,11 +76,9 @@ export function loadCredentials(options: LoadCredentialsOptions): Credentials | 
   }
   if (options.useDefaultFile && options.paths) {
     const path = defaultCredentialFile(options.paths);
-    try {
-      readFileSync(path);
-    } catch {
-      return undefined;
-    }
+    // Only a missing file means "none"; one that exists but cannot be read (root's 0600 file, a directory)
+    // is an error naming it, not a "no credentials" that tells the user to write a file already there.
+    if (!existsSync(path)) return undefined;
     return readCredentialFile(path);
   }
   return undefined;
