@@ -189,3 +189,27 @@ test('hearth: a server (or proxy) that answers held requests at once is polled a
   );
   assert.equal(noWait.requests, 1, 'wait = 0: one plain request per polling interval');
 });
+
+test('hearth: a failed reply is logged as its coded error, and a body echoing the request never shows the secret', async () => {
+  const server = await fakeServer((request, response) => {
+    if (request.url?.startsWith('/coded')) {
+      response.writeHead(503, { 'content-type': 'application/json' });
+      return void response.end('{"code":503,"error":{"code":"ERR_STORE_UNAVAILABLE","message":"The store is not available."}}');
+    }
+    // A proxy that echoes what it got, headers included.
+    response.writeHead(502, { 'content-type': 'text/plain' });
+    response.end(`bad gateway; request was: ${JSON.stringify(request.headers)}`);
+  });
+  try {
+    const argv = ['--hearth-access-key-id', 'AK', '--hearth-secret-access-key', 'TOPSECRET123'];
+    const echoed = await createHearthCollector().collect(contextFor(optionsFor(['--hearth-metadata-url', `${server.url}/echo`, ...argv])));
+    assert.equal(echoed.kind, 'unavailable');
+    const reason = (echoed as { reason: string }).reason;
+    assert.match(reason, /answered 502: bad gateway; request was: .*Bearer AK:\*\*\*/);
+    assert.doesNotMatch(reason, /TOPSECRET123/);
+    const coded = await createHearthCollector().collect(contextFor(optionsFor(['--hearth-metadata-url', `${server.url}/coded`, ...argv])));
+    assert.match((coded as { reason: string }).reason, /answered 503: ERR_STORE_UNAVAILABLE: The store is not available\.$/);
+  } finally {
+    await server.close();
+  }
+});

@@ -59,6 +59,19 @@ function readSettings(ctx: CollectorContext): Settings | string {
   };
 }
 
+/**
+ * What a failed reply says, for the log: hearth's coded error as `CODE: message`, else the start of
+ * the body with the credential hidden (a proxy or a misconfigured server may echo the request's
+ * headers back, Authorization included).
+ */
+function replyExcerpt(text: string, settings: Settings): string {
+  const body = jsonObject(text);
+  const error = body.ok ? (body.value.error as { code?: unknown; message?: unknown } | undefined) : undefined;
+  if (typeof error?.code === 'string' && typeof error.message === 'string') return `${error.code}: ${error.message}`.slice(0, 300);
+  const secret = settings.authorization.slice(settings.authorization.indexOf(':') + 1);
+  return (secret === '' ? text : text.replaceAll(secret, '***')).slice(0, 200);
+}
+
 function withWait(url: string, waitSeconds: number): string {
   return `${url}${url.includes('?') ? '&' : '?'}wait=${waitSeconds}`;
 }
@@ -82,7 +95,8 @@ export function createHearthCollector(): HearthCollector {
       signal: ctx.signal,
     });
     if (response.status === 304) return false;
-    if (response.status !== 200) throw new Error(`GET ${settings.url} answered ${response.status}: ${response.text().slice(0, 200)}`);
+    if (response.status !== 200)
+      throw new Error(`GET ${settings.url} answered ${response.status}: ${replyExcerpt(response.text(), settings)}`);
     const body = jsonObject(response.text());
     if (!body.ok) throw new Error(body.reason);
     const header = response.headers.etag;
