@@ -25,7 +25,8 @@ Exit codes:
   1   operation failed (FAILED deployment or wait condition, hearth-server answered 4xx/5xx)
   2   timeout (deployment wait / waitcondition wait --timeout)
   64  usage error (bad flags or arguments, no token)
-  69  hearth-server unreachable`;
+  69  hearth-server unreachable
+  130 interrupted (Ctrl-C): a wait or --follow stopped`;
 
 /** Rewrites commander's `error: ...` message as `hearth: ... (ERR_USAGE)` with a pointer to --help. */
 export function formatUsageMessage(commanderMessage: string): string {

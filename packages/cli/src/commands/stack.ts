@@ -73,7 +73,7 @@ export function registerStackCommands(program: Command, deps: CliDeps): void {
 
   stack
     .command('delete')
-    .description('delete a stack and its wait conditions (refused while servers or deployments belong to it)')
+    .description('delete a stack and its wait conditions (refused while servers, deployments or scaling groups belong to it)')
     .argument('<name>', 'stack name or id')
     .action(async (name: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
