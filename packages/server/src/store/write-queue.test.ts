@@ -213,3 +213,40 @@ test(
     }
   },
 );
+
+test('a batch with more events than one INSERT can bind (5,000) commits them all, in order', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { store } = app.services;
+    const before = await store.reader
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    await store.write(async ({ event }) => {
+      for (let i = 0; i < 5000; i++) {
+        event({
+          project_id: 'default',
+          type: 'test.bulk',
+          resource_type: 'test',
+          resource_id: 'bulk',
+          server_id: null,
+          message: `${i}`,
+          data: '{}',
+        });
+      }
+    });
+    const rows = await store.reader.selectFrom('events').select(['id', 'message']).where('type', '=', 'test.bulk').orderBy('id').execute();
+    assert.equal(rows.length, 5000);
+    assert.deepEqual(
+      rows.map((row) => Number(row.message)),
+      Array.from({ length: 5000 }, (_, i) => i),
+    );
+    const after = await store.reader
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(after.n) - Number(before.n), 5000);
+  } finally {
+    await done();
+  }
+});

@@ -4,6 +4,9 @@ import { isHearthError } from '../domain/errors.ts';
 import { isStoreUnavailable } from './unavailable.ts';
 import type { Outcome, PreparedCall, PreparedRunner, PreparedTask, PreparedWrite } from './prepared-writes.ts';
 
+/** Most events in one INSERT of a batch (8 parameters each). */
+const EVENTS_PER_STATEMENT = 500;
+
 /** What a unit of work gets: the transaction, the batch's clock, and places to record effects. */
 export interface WriteContext {
   /** The open transaction. */
@@ -198,7 +201,14 @@ export class WriteQueue {
           results.push({ ok: false, error });
         }
       }
-      if (events.length > 0) await trx.insertInto('events').values(events).execute();
+      // In chunks: one INSERT of every event of a large batch would pass SQLite's 32,766 bound
+      // parameters (4,095 events of 8 columns) or PostgreSQL's 65,535, and fail the whole batch.
+      for (let from = 0; from < events.length; from += EVENTS_PER_STATEMENT) {
+        await trx
+          .insertInto('events')
+          .values(events.slice(from, from + EVENTS_PER_STATEMENT))
+          .execute();
+      }
       for (const event of events) topics.add(`events:${event.project_id}`);
       if (hooks?.beforeCommit && topics.size > 0) await hooks.beforeCommit(trx, topics);
       return results;
