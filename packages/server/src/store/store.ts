@@ -6,14 +6,8 @@ import { openSqlite } from './sqlite.ts';
 import { WriterThread } from './writer-thread.ts';
 import type { PreparedWrite } from './prepared-writes.ts';
 import { WriteQueue, type WriteUnit } from './write-queue.ts';
-import {
-  FeedListener,
-  openPostgresPool,
-  POSTGRES_LIMITS,
-  postgresTransactionHooks,
-  runPreparedOnPostgres,
-  type PostgresLimits,
-} from './postgres.ts';
+import { openPostgresPool, POSTGRES_LIMITS, postgresTransactionHooks, runPreparedOnPostgres, type PostgresLimits } from './postgres.ts';
+import { FeedListener } from './postgres-feed.ts';
 import { HearthError } from '../domain/errors.ts';
 
 /** Where the store lives: a SQLite file in the data dir, unless a database URL is given. */
