@@ -11,7 +11,11 @@ import { applyConfig } from './main.ts';
 import { parseOptions } from './options.ts';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'os-apply-config.js');
-const SHIPPED = join(dirname(fileURLToPath(import.meta.url)), '..', 'templates');
+/** The templates the images ship (heat-agents' heat-config element's, with their 0600 .oac files). */
+const SHIPPED = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../images/elements/hearth-agent/static/usr/libexec/os-apply-config/templates',
+);
 
 function workspace(templates: Record<string, string>, metadata: Record<string, string>) {
   const root = mkdtempSync(join(tmpdir(), 'apply-config-main-'));
