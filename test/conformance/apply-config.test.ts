@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { runClient } from './clients.ts';
 
 const PACKAGE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'packages', 'apply-config');
+/** The templates the images ship (the heat-config element's, with their 0600 .oac files). */
+const SHIPPED_TEMPLATES = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../images/elements/hearth-agent/static/usr/libexec/os-apply-config/templates',
+);
 const OURS = [process.execPath, join(PACKAGE, 'bin', 'os-apply-config.js')];
 const ORIGINAL = ['os-apply-config'];
 
@@ -215,9 +220,9 @@ test('the shipped heat-agents templates render the same os-collect-config.conf a
   const outcome = await sideBySide({
     files: { 'meta.json': JSON.stringify(metadata), 'collect.json': JSON.stringify(collectOnly), 'empty.json': '{}' },
     runs: [
-      ['-t', join(PACKAGE, 'templates'), '-o', '@SCRATCH@/out', '--fallback-metadata', '-m', '@SCRATCH@/meta.json'],
-      ['-t', join(PACKAGE, 'templates'), '-o', '@SCRATCH@/out/2', '--fallback-metadata', '-m', '@SCRATCH@/collect.json'],
-      ['-t', join(PACKAGE, 'templates'), '-o', '@SCRATCH@/out/3', '--fallback-metadata', '-m', '@SCRATCH@/empty.json'],
+      ['-t', SHIPPED_TEMPLATES, '-o', '@SCRATCH@/out', '--fallback-metadata', '-m', '@SCRATCH@/meta.json'],
+      ['-t', SHIPPED_TEMPLATES, '-o', '@SCRATCH@/out/2', '--fallback-metadata', '-m', '@SCRATCH@/collect.json'],
+      ['-t', SHIPPED_TEMPLATES, '-o', '@SCRATCH@/out/3', '--fallback-metadata', '-m', '@SCRATCH@/empty.json'],
     ],
   });
   assert.match(outcome.files['etc/os-collect-config.conf']?.content ?? '', /\[heat\]\nauth_url = http:\/\/127\.0\.0\.1:5000\/v3\n/);
