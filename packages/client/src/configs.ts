@@ -3,7 +3,7 @@ import type { Transport } from './http.ts';
 import { projectPath } from './paths.ts';
 import { callForField } from './reply.ts';
 
-/** Paging of list calls: at most `limit` items (server default 100) after the item with id `marker`. */
+/** Paging of list calls: at most `limit` items (default: all) after the item with id `marker`. */
 export interface PageOptions {
   limit?: number | undefined;
   marker?: string | undefined;

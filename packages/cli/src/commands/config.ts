@@ -51,7 +51,7 @@ export function registerConfigCommands(program: Command, deps: CliDeps): void {
   config
     .command('list')
     .description('list software configs')
-    .option('--limit <n>', 'at most this many (server default 100)')
+    .option('--limit <n>', 'at most this many (default: all)')
     .option('--marker <id>', 'start after this config id')
     .action(async (flags: { limit?: string; marker?: string }, cmd: Command) => {
       const session = openSession(cmd, deps);

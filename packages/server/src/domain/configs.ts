@@ -142,8 +142,11 @@ export class ConfigService {
     return { id: row.id, name: row.name };
   }
 
-  /** Lists a project's configs, oldest first, paged by `marker` (the last id seen). */
-  async list(projectId: string, limit = 100, marker?: string): Promise<SoftwareConfigSummary[]> {
+  /**
+   * Lists a project's configs, oldest first: all of them, as Heat does (heatclient's `software config
+   * list` does not page), or at most `limit`, after the config `marker` (the last id seen).
+   */
+  async list(projectId: string, limit?: number, marker?: string): Promise<SoftwareConfigSummary[]> {
     let query = this.store.reader
       .selectFrom('software_configs')
       .select(['id', 'name', 'group_name', 'created_at'])
@@ -160,7 +163,9 @@ export class ConfigService {
         eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
       );
     }
-    const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
+    query = query.orderBy('created_at').orderBy('id');
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.execute();
     return rows.map((r) => ({ id: r.id, name: r.name, group: r.group_name, creation_time: heatTime(new Date(r.created_at)) }));
   }
 

@@ -144,10 +144,11 @@ export class DeploymentService {
   }
 
   /**
-   * Lists a project's deployments (of one server if given), oldest first, at most `limit`
-   * (default 1000), paged by `marker` (the last id seen; one not in the project is ERR_DEPLOYMENT_NOT_FOUND).
+   * Lists a project's deployments (of one server if given), oldest first: all of them, as Heat does
+   * (heatclient does not page), or at most `limit`, after the deployment `marker` (the last id seen;
+   * one not in the project is ERR_DEPLOYMENT_NOT_FOUND).
    */
-  async list(projectId: string, serverId?: string, limit = 1000, marker?: string): Promise<SoftwareDeployment[]> {
+  async list(projectId: string, serverId?: string, limit?: number, marker?: string): Promise<SoftwareDeployment[]> {
     let query = this.store.reader.selectFrom('software_deployments').selectAll().where('project_id', '=', projectId);
     if (serverId) query = query.where('server_id', '=', serverId);
     if (marker) {
@@ -162,7 +163,9 @@ export class DeploymentService {
         eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
       );
     }
-    const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute();
+    query = query.orderBy('created_at').orderBy('id');
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.execute();
     return rows.map(deploymentFromRow);
   }
 

@@ -85,6 +85,40 @@ test('PUT input_values {} changes nothing: no new action, inputs kept, not repor
   }
 });
 
+// Heat lists every config and every deployment when no limit is given, and heatclient's
+// `software config list` / `software deployment list` do not page: a default page of 100 configs
+// (oldest first) hid every newer config, and one of 1,000 deployments hid the rest of a fleet.
+test('GET /software_configs and /software_deployments without a limit list all of them; limit and marker still page', async () => {
+  const { app, done } = await testApp();
+  try {
+    const configs: string[] = [];
+    for (let i = 0; i < 102; i++) configs.push(await createConfig(app, { name: `cfg-${i}` }));
+    const deployments: string[] = [];
+    for (let i = 0; i < 1002; i++) deployments.push(await createDeployment(app, configs[i % 2]!, `vm-${i % 3}`));
+    const ids = async (url: string) => {
+      const reply = await app.inject({ url: `/v1/default/${url}`, headers: ADMIN });
+      assert.equal(reply.statusCode, 200, reply.body);
+      const [items] = Object.values(reply.json<Record<string, Array<{ id: string }>>>());
+      return items!.map((item) => item.id);
+    };
+    // Oldest first; ids created within the same millisecond sort by id.
+    const allConfigs = await ids('software_configs');
+    assert.deepEqual([...allConfigs].sort(), [...configs].sort());
+    const allDeployments = await ids('software_deployments');
+    assert.deepEqual([...allDeployments].sort(), [...deployments].sort());
+    const onVm1 = await ids('software_deployments?server_id=vm-1');
+    assert.deepEqual(
+      onVm1,
+      allDeployments.filter((id) => deployments.indexOf(id) % 3 === 1),
+    );
+    assert.deepEqual(await ids('software_configs?limit=100'), allConfigs.slice(0, 100));
+    assert.deepEqual(await ids(`software_configs?marker=${allConfigs[99]!}`), allConfigs.slice(100));
+    assert.deepEqual(await ids(`software_deployments?limit=2&marker=${allDeployments[999]!}`), allDeployments.slice(1000));
+  } finally {
+    await done();
+  }
+});
+
 // heatclient's `stack list --limit N` asks again with `marker` = the last stack id until it has N
 // stacks; a list that ignored limit and marker gave the same stacks again on every page.
 test('GET /stacks and /servers page by limit and marker; an unknown marker is a coded 404', async () => {
