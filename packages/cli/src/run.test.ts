@@ -164,13 +164,52 @@ test('deployment create maps flags to the request body', async () => {
   });
 });
 
-test('deployment update merges new inputs over the current ones', async () => {
+test('deployment update merges new inputs over the current ones, writing with If-Match the ETag it read', async () => {
   const result = await runFake(['deployment', 'update', D1, '--input', 'b=2'], {
-    getDeployment: async () => ({ ...deployment('COMPLETE'), input_values: { a: '1', b: '1' } }),
+    readDeployment: async () => ({ deployment: { ...deployment('COMPLETE'), input_values: { a: '1', b: '1' } }, etag: '"v1"' }),
     updateDeployment: async () => deployment('IN_PROGRESS'),
   });
   assert.equal(result.code, 0, result.stderr);
-  assert.deepEqual(result.calls[1], ['updateDeployment', [D1, { input_values: { a: '1', b: '2' } }]]);
+  assert.deepEqual(result.calls[1], ['updateDeployment', [D1, { input_values: { a: '1', b: '2' } }, { ifMatch: '"v1"' }]]);
+});
+
+// Another operator's update (or a signal) between the read and the write is a 412: read and merge again.
+test('deployment update --input reads again after a 412, and gives up with the error after 5 tries', async () => {
+  const changed = () =>
+    new HearthApiError({
+      method: 'PUT',
+      url: '/v1/default/software_deployments/x',
+      status: 412,
+      code: 'ERR_DEPLOYMENT_CHANGED',
+      message: 'Software deployment x has changed since it was read: read it again and retry.',
+    });
+  let reads = 0;
+  let writes = 0;
+  const retried = await runFake(['deployment', 'update', D1, '--input', 'b=2', '--action', 'update'], {
+    readDeployment: async () => {
+      reads++;
+      return { deployment: { ...deployment('COMPLETE'), input_values: { a: String(reads) } }, etag: `"v${reads}"` };
+    },
+    updateDeployment: async () => {
+      if (++writes === 1) throw changed();
+      return deployment('IN_PROGRESS');
+    },
+  });
+  assert.equal(retried.code, 0, retried.stderr);
+  assert.deepEqual(retried.calls.at(-1), [
+    'updateDeployment',
+    [D1, { action: 'UPDATE', input_values: { a: '2', b: '2' } }, { ifMatch: '"v2"' }],
+  ]);
+
+  const gaveUp = await runFake(['deployment', 'update', D1, '--input', 'b=2'], {
+    readDeployment: async () => ({ deployment: deployment('COMPLETE'), etag: '"v"' }),
+    updateDeployment: async () => {
+      throw changed();
+    },
+  });
+  assert.equal(gaveUp.code, 1);
+  assert.equal(gaveUp.calls.filter(([name]) => name === 'updateDeployment').length, 5);
+  assert.match(gaveUp.stderr, /ERR_DEPLOYMENT_CHANGED|has changed since it was read/);
 });
 
 test('deployment wait exits 0 on COMPLETE, 1 on FAILED, with the final JSON alone on stdout', async () => {

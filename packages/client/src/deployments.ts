@@ -8,7 +8,7 @@ import type {
 import type { PageOptions } from './configs.ts';
 import type { CallOptions, Transport } from './http.ts';
 import { projectPath } from './paths.ts';
-import { callForField } from './reply.ts';
+import { callForField, envelopeField } from './reply.ts';
 
 /** Longest long-poll hearth-server accepts, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
@@ -17,6 +17,12 @@ export const MAX_WAIT_SECONDS = 60;
 export interface DeploymentListOptions extends PageOptions {
   /** Only deployments to this server. Default: all. */
   serverId?: string | undefined;
+}
+
+/** A deployment as read, with the entity tag that names this state of it. */
+export interface VersionedDeployment {
+  deployment: SoftwareDeployment;
+  etag: string | undefined;
 }
 
 /** Operator calls on software deployments. */
@@ -29,8 +35,13 @@ export interface DeploymentMethods {
   getDeployment(id: string, options?: CallOptions): Promise<SoftwareDeployment>;
   /** Fetches a deployment, letting the server hold the call up to `waitSeconds` (0..60) while it is IN_PROGRESS; `options.signal` ends it early. */
   waitDeployment(id: string, waitSeconds: number, options?: CallOptions): Promise<SoftwareDeployment>;
-  /** Updates a deployment; only the keys given are applied. */
-  updateDeployment(id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment>;
+  /** Fetches one deployment with its ETag (undefined from a server that sends none), for `updateDeployment`'s `ifMatch`. */
+  readDeployment(id: string): Promise<VersionedDeployment>;
+  /**
+   * Updates a deployment; only the keys given are applied. With `ifMatch` (a `readDeployment` ETag)
+   * it applies only if the deployment has not changed since, else ERR_DEPLOYMENT_CHANGED (412).
+   */
+  updateDeployment(id: string, body: SoftwareDeploymentUpdate, options?: { ifMatch?: string | undefined }): Promise<SoftwareDeployment>;
   /** Deletes a deployment. */
   deleteDeployment(id: string): Promise<void>;
   /** The derived configs a server's agent would see (Heat's deployments metadata). */
@@ -76,8 +87,24 @@ export function deploymentMethods(transport: Transport): DeploymentMethods {
         key,
       );
     },
-    updateDeployment: (id, body) =>
-      callForField<SoftwareDeployment>(transport, { method: 'PUT', path: path(id), auth: 'operator', json: body }, key),
+    async readDeployment(id) {
+      const spec = { method: 'GET', path: path(id), auth: 'operator' } as const;
+      const reply = await transport.call(spec);
+      const etag = reply.headers.etag;
+      return { deployment: envelopeField<SoftwareDeployment>(reply, key, spec), etag: typeof etag === 'string' ? etag : undefined };
+    },
+    updateDeployment: (id, body, options = {}) =>
+      callForField<SoftwareDeployment>(
+        transport,
+        {
+          method: 'PUT',
+          path: path(id),
+          auth: 'operator',
+          json: body,
+          ...(options.ifMatch === undefined ? {} : { headers: { 'if-match': options.ifMatch } }),
+        },
+        key,
+      ),
     async deleteDeployment(id) {
       await transport.call({ method: 'DELETE', path: path(id), auth: 'operator' });
     },

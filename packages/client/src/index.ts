@@ -22,7 +22,7 @@ export { type ServerMethods } from './servers.ts';
 export { type StackMethods } from './stacks.ts';
 export { type WaitConditionMethods, type WaitConditionPoll, type WaitConditionPollRequest } from './wait-conditions.ts';
 export { type ConfigMethods, type PageOptions } from './configs.ts';
-export { type DeploymentMethods, type DeploymentListOptions, MAX_WAIT_SECONDS } from './deployments.ts';
+export { type DeploymentMethods, type DeploymentListOptions, type VersionedDeployment, MAX_WAIT_SECONDS } from './deployments.ts';
 export { type EventMethods } from './events.ts';
 export { type MetricMethods } from './metrics.ts';
 export { type EventStreamOptions } from './event-stream.ts';

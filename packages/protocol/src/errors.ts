@@ -28,6 +28,10 @@ export const ERRORS = {
   ERR_CONFIG_INVALID: { status: 400, message: 'The software config is not valid: {reason}.' },
   ERR_DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Software deployment {id} does not exist.' },
   ERR_DEPLOYMENT_INVALID: { status: 400, message: 'The software deployment is not valid: {reason}.' },
+  ERR_DEPLOYMENT_CHANGED: {
+    status: 412,
+    message: 'Software deployment {id} has changed since it was read (If-Match {if_match} is not its ETag): read it again and retry.',
+  },
   ERR_DEPLOYMENT_NOT_IN_PROGRESS: {
     status: 409,
     message: 'Deployment {id} is {status}, not IN_PROGRESS: the signal was not applied. Update the deployment to start a new action first.',

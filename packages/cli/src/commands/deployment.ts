@@ -1,4 +1,5 @@
-import type { SoftwareDeployment, SoftwareDeploymentCreate, TimelineEntry } from '@hearth/protocol';
+import type { SoftwareDeployment, SoftwareDeploymentCreate, SoftwareDeploymentUpdate, TimelineEntry } from '@hearth/protocol';
+import { HearthApiError, type HearthClient } from '@hearth/client';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { collect, parseChoice, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
@@ -7,6 +8,31 @@ import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { registerDeploymentOutputCommand } from './deployment-output.ts';
 import { registerDeploymentWaitCommand } from './deployment-wait.ts';
+
+/** How many times `update --input` reads, merges and writes before it gives up on a deployment that keeps changing. */
+const MERGE_ATTEMPTS = 5;
+
+/**
+ * Sets some inputs and keeps the others: reads the deployment, merges, and writes with `If-Match`,
+ * so a change made meanwhile (another operator's, a signal's) is never undone; on a 412 it reads
+ * again. A server that sends no ETag gets a plain write, as before.
+ */
+async function mergeInputs(
+  client: Pick<HearthClient, 'readDeployment' | 'updateDeployment'>,
+  id: string,
+  inputs: Record<string, unknown>,
+  action: SoftwareDeploymentUpdate['action'],
+): Promise<SoftwareDeployment> {
+  for (let attempt = 1; ; attempt++) {
+    const { deployment, etag } = await client.readDeployment(id);
+    const body = { ...(action === undefined ? {} : { action }), input_values: { ...deployment.input_values, ...inputs } };
+    try {
+      return await client.updateDeployment(id, body, { ifMatch: etag });
+    } catch (error) {
+      if (!(error instanceof HearthApiError && error.code === 'ERR_DEPLOYMENT_CHANGED') || attempt >= MERGE_ATTEMPTS) throw error;
+    }
+  }
+}
 
 /** The `key: value` lines of a deployment. */
 export function deploymentFields(d: SoftwareDeployment): Array<[string, unknown]> {
@@ -121,11 +147,10 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
       const action = flags.action === undefined ? undefined : parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
       const inputs = flags.input === undefined ? undefined : parseKeyValues(flags.input, '--input');
       const client = session.client();
-      const current = inputs === undefined ? undefined : await client.getDeployment(deploymentId);
-      const updated = await client.updateDeployment(deploymentId, {
-        ...(action === undefined ? {} : { action }),
-        ...(inputs === undefined ? {} : { input_values: { ...current?.input_values, ...inputs } }),
-      });
+      const updated =
+        inputs === undefined
+          ? await client.updateDeployment(deploymentId, { ...(action === undefined ? {} : { action }) })
+          : await mergeInputs(client, deploymentId, inputs, action);
       session.out.result({ software_deployment: updated }, () => show(updated));
     });
 

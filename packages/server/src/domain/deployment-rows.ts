@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { heatTime, type SoftwareDeployment } from '@hearth/protocol';
 import type { DeploymentRow, NewEvent } from '../store/schema.ts';
 import { resourceEvent } from './events.ts';
@@ -29,6 +30,15 @@ export function deploymentFromRow(row: DeploymentRow): SoftwareDeployment {
   };
   if (row.updated_at) deployment.updated_time = heatTime(new Date(row.updated_at));
   return deployment;
+}
+
+/**
+ * The strong entity tag of a deployment as the operator API shows it: a digest of its whole
+ * representation, so any change an operator could see (a signal, a heartbeat's deadline, an
+ * update) gives a new tag. `PUT` with `If-Match` compares it inside the write transaction.
+ */
+export function deploymentETag(deployment: SoftwareDeployment): string {
+  return `"${hash('sha256', JSON.stringify(deployment), 'base64url').slice(0, 27)}"`;
 }
 
 /** An event about a deployment (its timeline is the events with its id). */

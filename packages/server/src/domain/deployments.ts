@@ -13,7 +13,7 @@ import type { Database, DeploymentRow } from '../store/schema.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
-import { deadlineAfter, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
+import { deadlineAfter, deploymentETag, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
 import { resourceTimeline } from './events.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
@@ -173,11 +173,22 @@ export class DeploymentService {
    * Updates a deployment as Heat's PUT does: only keys neither null nor empty apply, and
    * `output_values` replace the stored ones (Heat merges only a signal's outputs). A new config,
    * action or input values start a new action: a fresh derived-config id, IN_PROGRESS, a new deadline.
+   * With `ifMatch` (the request's `If-Match`), the update applies only if `matches` accepts the
+   * deployment's current ETag, checked in the write transaction: a read-merge-write (the CLI's
+   * `update --input`) cannot undo another operator's change.
    */
-  async update(projectId: string, id: string, body: SoftwareDeploymentUpdate): Promise<SoftwareDeployment> {
+  async update(
+    projectId: string,
+    id: string,
+    body: SoftwareDeploymentUpdate,
+    ifMatch?: { header: string; matches: (etag: string) => boolean },
+  ): Promise<SoftwareDeployment> {
     const row = await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       if (!current || current.project_id !== projectId) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+      if (ifMatch && !ifMatch.matches(deploymentETag(deploymentFromRow(current)))) {
+        throw new HearthError('ERR_DEPLOYMENT_CHANGED', { id, if_match: ifMatch.header.slice(0, 200) });
+      }
       const config = body.config_id ? await this.configs.getForWrite(trx, projectId, body.config_id) : null;
       const next: DeploymentRow = { ...current, updated_at: now };
       // Heat skips every empty value (`if input_values:`): an empty map neither clears the inputs

@@ -12,3 +12,14 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
     return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === wanted;
   });
 }
+
+/**
+ * Whether an `If-Match` header admits the current entity tag (RFC 9110 §13.1.1): `*`, or a list of
+ * tags compared strongly (a weak `W/"x"` never matches).
+ */
+export function ifMatchHits(header: string, etag: string): boolean {
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return tag === '*' || tag === etag;
+  });
+}

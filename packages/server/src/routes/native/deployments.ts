@@ -5,6 +5,8 @@ import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
+import { ifMatchHits } from '../etag.ts';
+import { deploymentETag } from '../../domain/deployment-rows.ts';
 
 const Params = Type.Object({ project_id: ProjectId });
 const ItemParams = Type.Object({ project_id: ProjectId, id: Uuid });
@@ -38,16 +40,29 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   );
   app.get('/software_deployments/:id', { schema: { tags, params: ItemParams, querystring: WaitQuery } }, async (request, reply) => {
     const abort = abortOnClose(request, reply);
-    return {
-      software_deployment: await services.deployments.get(request.params.project_id, request.params.id, request.query.wait ?? 0, abort),
-    };
+    const deployment = await services.deployments.get(request.params.project_id, request.params.id, request.query.wait ?? 0, abort);
+    void reply.header('etag', deploymentETag(deployment));
+    return { software_deployment: deployment };
   });
+  // With If-Match (the ETag of a GET), the update applies only to the deployment as it was read.
   app.put(
     '/software_deployments/:id',
-    { bodyLimit: BODY_LIMITS.deployment, schema: { tags, params: ItemParams, body: SoftwareDeploymentUpdate } },
-    async (request) => ({
-      software_deployment: await services.deployments.update(request.params.project_id, request.params.id, request.body),
-    }),
+    {
+      bodyLimit: BODY_LIMITS.deployment,
+      schema: {
+        tags,
+        params: ItemParams,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String({ maxLength: 1024 })) }),
+        body: SoftwareDeploymentUpdate,
+      },
+    },
+    async (request, reply) => {
+      const header = request.headers['if-match'];
+      const ifMatch = header === undefined ? undefined : { header, matches: (etag: string) => ifMatchHits(header, etag) };
+      const deployment = await services.deployments.update(request.params.project_id, request.params.id, request.body, ifMatch);
+      void reply.header('etag', deploymentETag(deployment));
+      return { software_deployment: deployment };
+    },
   );
   app.delete('/software_deployments/:id', { schema: { tags, params: ItemParams } }, async (request, reply) => {
     await services.deployments.delete(request.params.project_id, request.params.id);
