@@ -1,15 +1,67 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { LookupAddress } from 'node:dns';
+import type { AddressInfo } from 'node:net';
 import { testApp } from '../test-support.ts';
-import { actionUrlProblem, AlarmActionDeliverer, enqueueDeliveries } from './alarm-actions.ts';
+import { actionUrlProblem, AlarmActionDeliverer, enqueueDeliveries, gotActionPoster } from './alarm-actions.ts';
+import { guardedLookup } from './link-local.ts';
 
 test('action URLs: http(s) only, never link-local', () => {
   assert.equal(actionUrlProblem('http://127.0.0.1:8000/v1/signal/x?Signature=y'), null);
   assert.equal(actionUrlProblem('https://hooks.example.com/alarm'), null);
   assert.match(actionUrlProblem('http://169.254.169.254/latest/meta-data/') ?? '', /link-local/);
   assert.match(actionUrlProblem('http://[fe80::a:1]/') ?? '', /link-local/);
-  assert.match(actionUrlProblem('file:///etc/passwd') ?? '', /scheme file: is not http or https/);
-  assert.equal(actionUrlProblem('not a url'), 'not a URL');
+  assert.match(actionUrlProblem('file:///etc/passwd') ?? '', /must be http or https, not file:/);
+  assert.match(actionUrlProblem('not a url') ?? '', /is not a URL/);
+});
+
+test('action URLs: the metadata service by name is refused as its address is, trailing dot or not', () => {
+  for (const url of ['http://metadata.google.internal/computeMetadata/v1/', 'http://Metadata.Google.Internal./computeMetadata/v1/'])
+    assert.match(actionUrlProblem(url) ?? '', /its host metadata\.google\.internal is link-local or a cloud metadata service/, url);
+});
+
+test('deliveries: a name that resolves to a metadata address is not sent to; a loopback name is', async () => {
+  const { app, done } = await testApp();
+  const received: string[] = [];
+  const receiver = createServer((request, response) => {
+    received.push(`${request.headers.host} ${request.url}`);
+    response.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    await app.services.alarmEvaluator.stop(); // only this deliverer sends
+    const port = (receiver.address() as AddressInfo).port;
+    // A hosts-style resolver, nothing sent to DNS. The rebound name lists 127.0.0.1 first, so that
+    // without the check the request lands on the receiver here, never on the metadata address.
+    const hosts: Record<string, string[]> = { 'hook.test': ['127.0.0.1'], 'rebound.test': ['127.0.0.1', '169.254.169.254'] };
+    const lookup = guardedLookup((hostname, _options, callback) =>
+      callback(
+        null,
+        (hosts[hostname] ?? []).map((address): LookupAddress => ({ address, family: 4 })),
+      ),
+    );
+    const deliverer = new AlarmActionDeliverer(app.services.store, { backoffMs: 1, maxBackoffMs: 1 }, gotActionPoster(lookup));
+    const store = app.services.store;
+    await store.write(async ({ trx, now }) =>
+      enqueueDeliveries(trx, now, 'alarm-1', [`http://rebound.test:${port}/steal`, `http://hook.test:${port}/scale`], '{}'),
+    );
+    assert.equal(await deliverer.deliverDue(new Date(Date.now() + 10)), 1);
+    assert.deepEqual(received, [`hook.test:${port} /scale`], 'only the loopback name was called');
+    const refused = await store.reader
+      .selectFrom('alarm_deliveries')
+      .selectAll()
+      .where('url', 'like', 'http://rebound.test%')
+      .executeTakeFirstOrThrow();
+    assert.equal(refused.status, 'pending');
+    assert.match(
+      refused.last_error ?? '',
+      /not sent: rebound\.test \(resolves to 169\.254\.169\.254\) is link-local or a cloud metadata service/,
+    );
+  } finally {
+    receiver.close();
+    await done();
+  }
 });
 
 test('action URLs: link-local in IPv4-mapped IPv6 or numeric spellings is refused too', () => {

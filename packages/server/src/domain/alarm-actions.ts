@@ -5,7 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { Database } from '../store/schema.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import type { Decision } from './alarm-rules.ts';
-import { isLinkLocalHost } from './link-local.ts';
+import { guardedLookup, outboundUrlProblem, type SocketLookup } from './link-local.ts';
 
 /** How action deliveries are retried. */
 export interface DeliveryOptions {
@@ -30,32 +30,31 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = Object.freeze({
 /** POSTs a JSON body; resolves with the HTTP status (or throws on a network error). */
 export type ActionPoster = (url: string, body: string, timeoutMs: number) => Promise<number>;
 
-const postWithGot: ActionPoster = async (url, body, timeoutMs) => {
-  const response = await got.post(url, {
-    body,
-    headers: { 'content-type': 'application/json', 'user-agent': 'hearth-alarm-evaluator' },
-    timeout: { request: timeoutMs },
-    retry: { limit: 0 },
-    throwHttpErrors: false,
-    followRedirect: false,
-  });
-  return response.statusCode;
-};
+/**
+ * The poster deliveries use: got, no retries or redirects, resolving names through `lookup`
+ * (default: the system resolver, refusing forbidden addresses before connecting; a stub in tests).
+ */
+export function gotActionPoster(lookup: SocketLookup = guardedLookup()): ActionPoster {
+  return async (url, body, timeoutMs) => {
+    const response = await got.post(url, {
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'hearth-alarm-evaluator' },
+      timeout: { request: timeoutMs },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      dnsLookup: lookup,
+    });
+    return response.statusCode;
+  };
+}
 
 /**
- * Why hearth will not POST to a URL, or null if it will: http(s) only, and never a link-local
- * address (169.254.0.0/16 holds cloud metadata services, fe80::/10 likewise), IPv4-mapped included.
+ * Why hearth will not POST to an action URL, or null if it will: the rules of every URL
+ * hearth-server calls (link-local.ts): http(s) only, never a cloud metadata service or link-local address.
  */
 export function actionUrlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'not a URL';
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `scheme ${parsed.protocol} is not http or https`;
-  if (isLinkLocalHost(parsed.hostname)) return 'link-local addresses (cloud metadata services) are never called';
-  return null;
+  return outboundUrlProblem('action URL', url);
 }
 
 /** The Aodh-shaped body of a state change (so a scaling policy's alarm_url takes it as it takes Aodh's). */
@@ -120,7 +119,7 @@ export class AlarmActionDeliverer {
   constructor(
     private readonly store: Store,
     options: Partial<DeliveryOptions> = {},
-    private readonly post: ActionPoster = postWithGot,
+    private readonly post: ActionPoster = gotActionPoster(),
   ) {
     this.options = Object.freeze({ ...DEFAULT_DELIVERY_OPTIONS, ...options });
   }

@@ -13,7 +13,7 @@ import type { Store } from '../store/store.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import { HearthError } from './errors.ts';
 import { canonicalDimensions, type MetricRetention } from './metrics.ts';
-import { actionUrlProblem } from './alarm-actions.ts';
+import { outboundUrlProblem } from './link-local.ts';
 import { resourceEvent } from './events.ts';
 
 /** The event row of something that happened to an alarm. */
@@ -79,8 +79,8 @@ export class AlarmService {
     }
     for (const key of ['alarm_actions', 'ok_actions', 'insufficient_data_actions'] as const) {
       for (const url of body[key] ?? []) {
-        const problem = actionUrlProblem(url);
-        if (problem) throw new HearthError('ERR_ALARM_INVALID', { reason: `${key} ${url}: ${problem}` });
+        const problem = outboundUrlProblem(key, url);
+        if (problem) throw new HearthError('ERR_ALARM_INVALID', { reason: problem });
       }
     }
   }

@@ -1,18 +1,101 @@
-// Where hearth never sends a request it was given a URL for (alarm actions, actuator webhooks):
-// link-local addresses, where cloud metadata services live.
+// Where hearth-server never sends a request it was given a URL for (alarm actions, actuator webhooks):
+// cloud metadata services and the link-local ranges they live in. One rule set for every such URL,
+// checked when the URL is stored (a coded 400) and again when it is called, on the addresses its
+// name resolves to then (a name that was harmless when stored may point at the metadata service later).
+import { lookup as systemLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
-/** 169.254.0.0/16 and fe80::/10; BlockList also matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 range. */
-const LINK_LOCAL = new BlockList();
-LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
-LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
+/**
+ * 169.254.0.0/16 and fe80::/10, plus AWS's IPv6 metadata endpoint (fd00:ec2::254). BlockList also
+ * matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 range.
+ */
+const FORBIDDEN_ADDRESSES = new BlockList();
+FORBIDDEN_ADDRESSES.addSubnet('169.254.0.0', 16, 'ipv4');
+FORBIDDEN_ADDRESSES.addSubnet('fe80::', 10, 'ipv6');
+FORBIDDEN_ADDRESSES.addAddress('fd00:ec2::254', 'ipv6');
+
+/** Metadata services reached by name (GCE's resolves to 169.254.169.254 inside the cloud only). */
+const FORBIDDEN_NAMES = new Set(['metadata.google.internal']);
+
+/** Why a refused host is refused, for error messages. */
+const REFUSED = 'is link-local or a cloud metadata service, which hearth-server never calls';
+
+/** A host as compared: no brackets, lower case, no trailing dots (`metadata.google.internal.` is the same name). */
+function normalHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.+$/, '');
+}
+
+/** True when an IP address (any spelling `isIP` takes) is one hearth-server never connects to. */
+export function isForbiddenAddress(address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && FORBIDDEN_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
 
 /**
- * True when a URL's hostname (brackets allowed) is a link-local address, in any spelling the URL
- * parser leaves: dotted IPv4, IPv6, or IPv4-mapped IPv6 (`[::ffff:a9fe:a9fe]` reaches 169.254.169.254).
+ * True when a URL's hostname (brackets allowed) is a forbidden address in any spelling the URL
+ * parser leaves (dotted IPv4, IPv6, IPv4-mapped `[::ffff:a9fe:a9fe]`), or a metadata service's name.
  */
-export function isLinkLocalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const family = isIP(host);
-  return family !== 0 && LINK_LOCAL.check(host, family === 4 ? 'ipv4' : 'ipv6');
+export function isForbiddenHost(hostname: string): boolean {
+  const host = normalHost(hostname);
+  return FORBIDDEN_NAMES.has(host) || isForbiddenAddress(host);
+}
+
+/**
+ * Why hearth-server will not call a URL, or null if it will: http(s) only, and never a forbidden
+ * host. `what` names the field in the message (`alarm_actions`, `actuator.url`).
+ */
+export function outboundUrlProblem(what: string, url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `${what} ${JSON.stringify(url)} is not a URL`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `${what} ${url} must be http or https, not ${parsed.protocol}`;
+  if (isForbiddenHost(parsed.hostname)) return `${what} ${url}: its host ${normalHost(parsed.hostname)} ${REFUSED}`;
+  return null;
+}
+
+/** A resolver as `dns.lookup` is called with `all: true` (inject a stub in tests). */
+export type AllAddressesLookup = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+/** The lookup a socket calls (`net.LookupFunction`, got's `dnsLookup`). */
+export type SocketLookup = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
+
+/** The error a refused resolution fails the request with (got reports its message). */
+function refusal(hostname: string, address: string): NodeJS.ErrnoException {
+  const shown = address === hostname ? hostname : `${hostname} (resolves to ${address})`;
+  return Object.assign(new Error(`not sent: ${shown} ${REFUSED}`), { code: 'ERR_OUTBOUND_ADDRESS_REFUSED' });
+}
+
+/**
+ * A socket lookup that resolves through `base` (default `dns.lookup`) and fails, before any
+ * connection, when the name or any address it resolves to is forbidden. Checked at connect time
+ * because a DNS answer can change after the URL was stored. IP literals never reach a lookup: the
+ * URL check covers them.
+ */
+export function guardedLookup(base: AllAddressesLookup = systemLookup): SocketLookup {
+  return (hostname, options, callback) => {
+    if (isForbiddenHost(hostname)) return callback(refusal(hostname, hostname), '');
+    base(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const forbidden = addresses.find((entry) => isForbiddenAddress(entry.address));
+      if (forbidden) return callback(refusal(hostname, forbidden.address), '');
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), '');
+      if (options.all) return callback(null, addresses);
+      callback(null, first.address, first.family);
+    });
+  };
 }

@@ -2,9 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LookupAddress } from 'node:dns';
 import type { ActuatorWebhook } from '@hearth/protocol';
 import { ADMIN, testApp } from '../test-support.ts';
 import { ActuatorDeliverer } from './scaling-deliverer.ts';
+import { guardedLookup } from './link-local.ts';
 
 test('two deliverers on one database send each change once, in order; delivered rows are pruned by age', async () => {
   const { app, done } = await testApp();
@@ -91,5 +93,68 @@ test('a stored actuator URL on a link-local host (saved without the create-time 
   } finally {
     await deliverer.stop();
     await done();
+  }
+});
+
+test('an actuator whose name resolves to a metadata address at send time is never called; a loopback name is', async () => {
+  const { app, done } = await testApp();
+  const { services } = app;
+  await services.actuatorDeliverer.stop(); // only the deliverer below sends, through the hosts-style resolver
+  const received: string[] = [];
+  const receiver = createServer((request, response) => {
+    received.push(`${request.headers.host} ${request.url}`);
+    request.resume();
+    request.on('end', () => response.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as AddressInfo).port;
+  // Nothing goes to DNS. The rebound name lists 127.0.0.1 first, so that without the check the
+  // POST lands on the receiver here, never on the metadata address.
+  const hosts: Record<string, string[]> = { 'hook.test': ['127.0.0.1'], 'rebound.test': ['127.0.0.1', '169.254.169.254'] };
+  const lookup = guardedLookup((hostname, _options, callback) =>
+    callback(
+      null,
+      (hosts[hostname] ?? []).map((address): LookupAddress => ({ address, family: 4 })),
+    ),
+  );
+  const transport = { publicUrl: services.publicUrl, secrets: services.secrets };
+  const deliverer = new ActuatorDeliverer(services.store, services.feed, transport, (error) => assert.fail(String(error)), {
+    pollMs: 5,
+    lookup,
+  });
+  try {
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+    for (const [name, host] of [
+      ['rebound', 'rebound.test'],
+      ['direct', 'hook.test'],
+    ]) {
+      const group = await app.inject({
+        method: 'POST',
+        url: '/v1/default/stacks/web/scaling_groups',
+        headers: ADMIN,
+        payload: { name, min_size: 1, max_size: 2, actuator: { url: `http://${host}:${port}/${name}` } },
+      });
+      assert.equal(group.statusCode, 201, group.body);
+    }
+    deliverer.start();
+    const errorOf = async () =>
+      (
+        await services.store.reader
+          .selectFrom('actuator_deliveries')
+          .select('last_error')
+          .where('last_error', 'is not', null)
+          .executeTakeFirst()
+      )?.last_error ?? null;
+    for (let waited = 0; waited < 10_000 && (received.length === 0 || (await errorOf()) === null); waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(received, [`hook.test:${port} /direct`], 'only the loopback name was called');
+    assert.match(
+      (await errorOf()) ?? '',
+      /not sent: rebound\.test \(resolves to 169\.254\.169\.254\) is link-local or a cloud metadata service/,
+    );
+  } finally {
+    await deliverer.stop();
+    await done();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 });

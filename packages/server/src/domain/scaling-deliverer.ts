@@ -7,6 +7,7 @@ import { collectorConfig, collectorConfText, type TransportContext } from './tra
 import { actuatorHeaders, actuatorUrlProblem, openSecret, retryDelayMs } from './scaling-webhook.ts';
 import { scalingTopics } from './scaling-adjust.ts';
 import { resourceEvent } from './events.ts';
+import { guardedLookup, type SocketLookup } from './link-local.ts';
 
 /** Options of the actuator deliverer. */
 export interface DelivererOptions {
@@ -18,6 +19,8 @@ export interface DelivererOptions {
   maxRetryDelayMs?: number;
   /** How long delivered rows are kept (they count in a group's `delivered`; default 7 days). */
   keepDeliveredMs?: number;
+  /** How the actuator's host name is resolved (default: the system resolver, refusing forbidden addresses before connecting). */
+  lookup?: SocketLookup;
 }
 
 /**
@@ -34,6 +37,7 @@ export class ActuatorDeliverer {
   private readonly timeoutMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly keepDeliveredMs: number;
+  private readonly lookup: SocketLookup;
   private lastPrune = 0;
 
   constructor(
@@ -47,6 +51,7 @@ export class ActuatorDeliverer {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
     this.keepDeliveredMs = options.keepDeliveredMs ?? 7 * 24 * 3600 * 1000;
+    this.lookup = options.lookup ?? guardedLookup();
   }
 
   /** Starts delivering: on every outbox change and every `pollMs`. */
@@ -139,6 +144,7 @@ export class ActuatorDeliverer {
         retry: { limit: 0 },
         throwHttpErrors: false,
         followRedirect: false,
+        dnsLookup: this.lookup,
       });
       return response.statusCode >= 200 && response.statusCode < 300 ? null : `HTTP ${response.statusCode} from ${group.actuator_url}`;
     } catch (caught) {

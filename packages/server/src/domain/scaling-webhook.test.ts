@@ -64,6 +64,11 @@ test('actuator URLs: link-local in IPv4-mapped IPv6 or numeric spellings is refu
   assert.equal(actuatorUrlProblem('http://[fec0::1]/hook'), null);
 });
 
+test('actuator URLs: the same rules as alarm actions: metadata service names in any spelling, AWS IPv6 metadata', () => {
+  for (const url of ['http://metadata.google.internal./computeMetadata/v1/', 'http://[fd00:ec2::254]/latest/meta-data/'])
+    assert.match(actuatorUrlProblem(url) ?? '', /^actuator\.url .*is link-local or a cloud metadata service/, url);
+});
+
 test('retry delays double from 0.5 s up to the cap', () => {
   assert.deepEqual(
     [1, 2, 3, 4].map((a) => retryDelayMs(a)),

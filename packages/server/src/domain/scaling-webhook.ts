@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { ACTUATOR_HEADERS } from '@hearth/protocol';
 import { secretsEqual } from '../auth/secrets.ts';
-import { isLinkLocalHost } from './link-local.ts';
+import { outboundUrlProblem } from './link-local.ts';
 
 /**
  * The signature of an actuator webhook: `sha256=` + hex HMAC-SHA256(secret, `<timestamp>.<body>`),
@@ -62,21 +62,14 @@ function sealingKey(key: Buffer): Buffer {
 }
 
 /**
- * Why an actuator URL is refused, or null: it must be http(s) without credentials in it, and never
- * the link-local range (169.254.0.0/16 holds the cloud metadata service, which must never be reached).
+ * Why an actuator URL is refused, or null: the rules of every URL hearth-server calls (link-local.ts:
+ * http(s), never a cloud metadata service or link-local address), and no credentials in it.
  */
 export function actuatorUrlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `actuator.url ${JSON.stringify(url)} is not a URL`;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `actuator.url must be http or https, not ${parsed.protocol}`;
+  const problem = outboundUrlProblem('actuator.url', url);
+  if (problem !== null) return problem;
+  const parsed = new URL(url);
   if (parsed.username || parsed.password) return 'actuator.url must not carry a user or password: use actuator.secret';
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (isLinkLocalHost(host) || host === 'metadata.google.internal')
-    return `actuator.url host ${host} is link-local (the cloud metadata service lives there): pick the provisioner's address`;
   return null;
 }
 

@@ -116,6 +116,30 @@ test('alarms: an action URL on a link-local address in IPv4-mapped IPv6 is refus
   }
 });
 
+test('alarms: an action URL naming a metadata service is refused at create as a scaling actuator is, nothing stored', async () => {
+  const { app, done } = await testApp();
+  try {
+    for (const [field, url] of [
+      ['alarm_actions', 'http://metadata.google.internal/computeMetadata/v1/instance/'],
+      ['ok_actions', 'http://METADATA.google.internal./computeMetadata/v1/'],
+      ['insufficient_data_actions', 'http://[fd00:ec2::254]/latest/meta-data/'],
+    ] as const) {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/v1/default/alarms',
+        headers: ADMIN,
+        payload: { ...cpuAlarm, [field]: [url] },
+      });
+      assert.equal(created.statusCode, 400, created.body);
+      assert.equal(errorCode(created), 'ERR_ALARM_INVALID');
+      assert.match(created.json().error.message, new RegExp(`${field} .*is link-local or a cloud metadata service`));
+    }
+    assert.deepEqual((await app.inject({ url: '/v1/default/alarms', headers: ADMIN })).json().alarms, []);
+  } finally {
+    await done();
+  }
+});
+
 test('alarms: two deletes at once: the second is a coded 404 and records no second event', async () => {
   const { app, done } = await testApp();
   try {
