@@ -100,6 +100,77 @@ test('PutMetricData names, units and dimensions longer than the JSON routes take
   assert.equal(parsed.samples[0]?.dimensions?.['d'.repeat(255)], '🔥'.repeat(255));
 });
 
+test('PutMetricData with an empty or control-character name, namespace, unit or dimension is refused, naming the parameter', () => {
+  const sample = { 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': '1' };
+  const dimension = (name: string, value: string) => ({
+    ...sample,
+    'MetricData.member.1.Dimensions.member.1.Name': name,
+    'MetricData.member.1.Dimensions.member.1.Value': value,
+  });
+  assert.match(reasonOf({ ...sample, Namespace: '' }), /Namespace is empty/);
+  assert.match(reasonOf({ ...sample, 'MetricData.member.1.MetricName': '' }), /member\.1\.MetricName is empty/);
+  assert.match(reasonOf(dimension('', 'v')), /Dimensions\.member\.1\.Name is empty/);
+  assert.match(
+    reasonOf({ ...sample, Namespace: 'system\u0001linux' }),
+    /Namespace "system\\u0001linux" contains the control character U\+0001/,
+  );
+  assert.match(
+    reasonOf({ ...sample, 'MetricData.member.1.MetricName': 'cpu\nx' }),
+    /member\.1\.MetricName "cpu\\nx" contains the control character U\+000A/,
+  );
+  assert.match(reasonOf({ ...sample, 'MetricData.member.1.Unit': 'Per\u007fcent' }), /member\.1\.Unit .* U\+007F/);
+  assert.match(reasonOf(dimension('Inst\u0000', 'i-1')), /Dimensions\.member\.1\.Name .* U\+0000/);
+  assert.match(reasonOf(dimension('InstanceId', 'x\u001b[31m')), /Dimensions\.member\.1\.Value .* U\+001B/);
+  assert.match(reasonOf(dimension('InstanceId', 'x\u0085')), /U\+0085/, 'C1 controls too');
+  // cfn-push-stats sends every Nova meta tag as a dimension, and a meta value may be empty: kept, as are spaces.
+  assert.deepEqual(parsePutMetricData(dimension('metering.stack', '')).samples[0]?.dimensions, { 'metering.stack': '' });
+  assert.deepEqual(parsePutMetricData(dimension('Server Name', 'web 1')).samples[0]?.dimensions, { 'Server Name': 'web 1' });
+});
+
+test('PutMetricData values must be decimal numbers; members and dimensions count from 1 and a dimension name appears once', () => {
+  const withValue = (value: string) => ({ 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': value });
+  for (const value of ['0x10', '0b11', ' 5 ', '1_000', '', 'Infinity', '1e400', 'NaN'])
+    assert.match(reasonOf(withValue(value)), /is not a number/, value);
+  for (const [value, expected] of [
+    ['12.5', 12.5],
+    ['-3', -3],
+    ['+.5', 0.5],
+    ['1e-05', 0.00001],
+    ['7.', 7],
+  ] as const)
+    assert.equal(parsePutMetricData(withValue(value)).samples[0]?.value, expected, value);
+  assert.match(
+    reasonOf({ 'MetricData.member.0.MetricName': 'A', 'MetricData.member.0.Value': '1' }),
+    /member\.0\.MetricName counts from 0/,
+  );
+  assert.match(
+    reasonOf({
+      ...withValue('1'),
+      'MetricData.member.1.Dimensions.member.0.Name': 'A',
+      'MetricData.member.1.Dimensions.member.0.Value': 'x',
+    }),
+    /Dimensions\.member\.0\.Name counts from 0/,
+  );
+  assert.match(
+    reasonOf({
+      ...withValue('1'),
+      'MetricData.member.1.Dimensions.member.1.Name': 'AlarmName',
+      'MetricData.member.1.Dimensions.member.1.Value': 'a',
+      'MetricData.member.1.Dimensions.member.2.Name': 'AlarmName',
+      'MetricData.member.1.Dimensions.member.2.Value': 'b',
+    }),
+    /Dimensions\.member\.2\.Name AlarmName repeats Dimensions\.member\.1/,
+  );
+  assert.match(
+    reasonOf({
+      ...withValue('1'),
+      'MetricData.member.1.Dimensions.member.1.Name': '__proto__',
+      'MetricData.member.1.Dimensions.member.1.Value': 'x',
+    }),
+    /Dimensions\.member\.1\.Name is __proto__/,
+  );
+});
+
 test('the reply is CloudWatch XML with the request id', () => {
   assert.equal(
     putMetricDataXml('req-1<'),

@@ -7,6 +7,7 @@ import {
   type MetricSampleInput,
 } from '@hearth/protocol';
 import { HearthError } from './errors.ts';
+import { metricTextProblem } from './metrics.ts';
 
 /** A PutMetricData request read from its AWS query form: the namespace and one sample per member. */
 export interface PutMetricDataRequest {
@@ -20,11 +21,20 @@ function invalid(reason: string): never {
   throw new HearthError('ERR_METRIC_INVALID', { reason });
 }
 
-/** Refuses a parameter longer than the JSON routes take (counted in characters, as the database counts them). */
-function assertLength(parameter: string, value: string, max: number): void {
+/**
+ * Refuses a parameter the JSON routes would not take: empty, longer than stored (counted in
+ * characters, as the database counts them), or holding a control character.
+ */
+function assertText(parameter: string, value: string, max: number): void {
   const length = [...value].length;
+  if (length === 0) invalid(`${parameter} is empty`);
   if (length > max) invalid(`${parameter} is ${length} characters long; at most ${max} are stored`);
+  const problem = metricTextProblem(parameter, value);
+  if (problem) invalid(problem);
 }
+
+/** A number as CloudWatch takes it: decimal, optionally signed, with an exponent (boto sends `str(float)`); no hex, no padding. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * Reads `Action=PutMetricData` parameters as boto (cfn-push-stats) sends them:
@@ -36,7 +46,7 @@ function assertLength(parameter: string, value: string, max: number): void {
  */
 export function parsePutMetricData(params: Record<string, string>): PutMetricDataRequest {
   const namespace = params.Namespace ?? DEFAULT_METRIC_NAMESPACE;
-  assertLength('Namespace', namespace, MAX_METRIC_NAME_LENGTH);
+  assertText('Namespace', namespace, MAX_METRIC_NAME_LENGTH);
   type Dimension = { Name?: string; Value?: string };
   type Member = { fields: Record<string, string>; dims: Map<number, Dimension> };
   const members = new Map<number, Member>();
@@ -45,6 +55,9 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
     const match = MEMBER.exec(key);
     if (!match) invalid(`parameter ${key} is not supported (send MetricName, Unit, Value, Timestamp and Dimensions per member)`);
     const index = Number(match[1]);
+    // AWS query lists count from 1; a 0 is a client's off-by-one, not a member to guess at.
+    if (index === 0 || (match[3] !== undefined && Number(match[3]) === 0))
+      invalid(`parameter ${key} counts from 0; members are numbered from 1`);
     const member: Member = members.get(index) ?? { fields: {}, dims: new Map() };
     members.set(index, member);
     if (match[3] !== undefined) {
@@ -61,22 +74,30 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
     .sort(([a], [b]) => a - b)
     .map(([index, { fields, dims }]) => {
       const prefix = `MetricData.member.${index}`;
-      if (!fields.MetricName) invalid(`${prefix}.MetricName is missing`);
-      assertLength(`${prefix}.MetricName`, fields.MetricName, MAX_METRIC_NAME_LENGTH);
+      if (fields.MetricName === undefined) invalid(`${prefix}.MetricName is missing`);
+      assertText(`${prefix}.MetricName`, fields.MetricName, MAX_METRIC_NAME_LENGTH);
       const rawValue = fields.Value;
-      const value = rawValue === undefined || rawValue.trim() === '' ? NaN : Number(rawValue);
+      const value = rawValue === undefined || !DECIMAL.test(rawValue) ? NaN : Number(rawValue);
       if (!Number.isFinite(value)) invalid(`${prefix}.Value ${JSON.stringify(rawValue ?? null)} is not a number`);
       if (dims.size > MAX_METRIC_DIMENSIONS) invalid(`${prefix} has ${dims.size} dimensions, more than ${MAX_METRIC_DIMENSIONS}`);
       const dimensions: Record<string, string> = {};
-      for (const [m, dim] of dims) {
-        if (!dim.Name || dim.Value === undefined) invalid(`${prefix}.Dimensions.member.${m} needs both Name and Value`);
-        assertLength(`${prefix}.Dimensions.member.${m}.Name`, dim.Name, MAX_METRIC_NAME_LENGTH);
-        assertLength(`${prefix}.Dimensions.member.${m}.Value`, dim.Value, MAX_METRIC_NAME_LENGTH);
+      const memberOf = new Map<string, number>();
+      for (const [m, dim] of [...dims.entries()].sort(([a], [b]) => a - b)) {
+        const at = `${prefix}.Dimensions.member.${m}`;
+        if (dim.Name === undefined || dim.Value === undefined) invalid(`${at} needs both Name and Value`);
+        assertText(`${at}.Name`, dim.Name, MAX_METRIC_NAME_LENGTH);
+        // An empty value is kept: cfn-push-stats sends every Nova meta tag as a dimension, and a tag may be empty.
+        if (dim.Value !== '') assertText(`${at}.Value`, dim.Value, MAX_METRIC_NAME_LENGTH);
+        // As the JSON routes refuse it: a plain object would drop it silently.
+        if (dim.Name === '__proto__') invalid(`${at}.Name is __proto__, which is not stored; rename the dimension`);
+        const earlier = memberOf.get(dim.Name);
+        if (earlier !== undefined) invalid(`${at}.Name ${dim.Name} repeats Dimensions.member.${earlier}; a dimension takes one value`);
+        memberOf.set(dim.Name, m);
         dimensions[dim.Name] = dim.Value;
       }
       const sample: MetricSampleInput = { metric_name: fields.MetricName, value, namespace, dimensions };
       if (fields.Unit) {
-        assertLength(`${prefix}.Unit`, fields.Unit, MAX_METRIC_UNIT_LENGTH);
+        assertText(`${prefix}.Unit`, fields.Unit, MAX_METRIC_UNIT_LENGTH);
         sample.unit = fields.Unit;
       }
       if (fields.Timestamp) {

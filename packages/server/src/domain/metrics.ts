@@ -28,6 +28,23 @@ export const DEFAULT_METRIC_RETENTION: MetricRetention = Object.freeze({ maxAgeS
 /** How far ahead of the server's clock a sample's timestamp may be. */
 const MAX_FUTURE_MS = 2 * 3600 * 1000;
 
+/** C0 and C1 control characters and DEL: never part of a name, unit or dimension (they break logs, terminals and XML replies). */
+function isControlCharacter(codePoint: number): boolean {
+  return codePoint < 0x20 || (codePoint >= 0x7f && codePoint <= 0x9f);
+}
+
+/** Why a text field of a sample is refused (`field` names it as the caller sent it), or null: it holds a control character. */
+export function metricTextProblem(field: string, text: string): string | null {
+  for (const character of text) {
+    const codePoint = character.codePointAt(0)!;
+    if (isControlCharacter(codePoint)) {
+      const code = codePoint.toString(16).toUpperCase().padStart(4, '0');
+      return `${field} ${JSON.stringify(text)} contains the control character U+${code}; send printable text`;
+    }
+  }
+  return null;
+}
+
 /** Dimensions as stored: JSON with sorted keys, so equal sets compare equal. */
 export function canonicalDimensions(dimensions: MetricDimensions | undefined): string {
   const entries = Object.entries(dimensions ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -67,6 +84,7 @@ export class MetricService {
   }
 
   private toRow(sender: MetricSender, namespace: string, sample: MetricSampleInput, index: number, nowMs: number) {
+    assertPrintable(namespace, sample, index);
     let time: string | null = null;
     if (sample.timestamp !== undefined) {
       const ms = Date.parse(sample.timestamp);
@@ -149,6 +167,23 @@ export class MetricService {
     let byCount = 0n;
     if (keepFrom) byCount = (await trx.deleteFrom('metric_samples').where('id', '<', keepFrom.id).executeTakeFirst()).numDeletedRows;
     return Number(byAge.numDeletedRows + byCount);
+  }
+}
+
+/** Refuses a sample whose namespace, name, unit or dimensions hold a control character (the schema checks lengths only). */
+function assertPrintable(namespace: string, sample: MetricSampleInput, index: number): void {
+  const fields: Array<[string, string | undefined]> = [
+    ['namespace', sample.namespace ?? namespace],
+    ['metric_name', sample.metric_name],
+    ['unit', sample.unit],
+    ...Object.entries(sample.dimensions ?? {}).flatMap(([name, value]): Array<[string, string]> => [
+      ['dimension name', name],
+      [`dimension ${name}`, value],
+    ]),
+  ];
+  for (const [field, text] of fields) {
+    const problem = text === undefined ? null : metricTextProblem(`sample ${index} ${field}`, text);
+    if (problem) throw new HearthError('ERR_METRIC_INVALID', { reason: problem });
   }
 }
 

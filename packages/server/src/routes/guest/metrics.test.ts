@@ -291,3 +291,57 @@ test('a timestamp of the right shape but no real date (month 13, hour 99) is a c
     await done();
   }
 });
+
+test('PutMetricData with an empty namespace or control characters is a CloudWatch XML 400 naming the parameter; nothing stored', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await credentialOf(app);
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ ...memory('1'), Namespace: '' }, /Namespace is empty/],
+      [{ ...memory('1'), 'MetricData.member.1.MetricName': 'Memory\nUtilization' }, /MetricData\.member\.1\.MetricName .*U\+000A/],
+      [{ ...memory('1'), 'MetricData.member.1.Dimensions.member.1.Value': 'web\u001b[2J' }, /Dimensions\.member\.1\.Value .*U\+001B/],
+      [{ ...memory('0x10') }, /MetricData\.member\.1\.Value "0x10" is not a number/],
+    ];
+    for (const [params, reason] of cases) {
+      const reply = await postForm(app, signedForm(vm.key, vm.secret, params));
+      assert.equal(reply.statusCode, 400, reply.body);
+      assert.match(reply.headers['content-type'] as string, /xml/);
+      assert.match(reply.body, /^<ErrorResponse><Error><Type>Sender<\/Type><Code>InvalidParameterValue<\/Code><Message>/);
+      assert.match(reply.body, reason);
+      assert.match(reply.body, /ERR_METRIC_INVALID/);
+    }
+    const listed = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(listed.json().samples, [], 'nothing refused was stored');
+  } finally {
+    await done();
+  }
+});
+
+test('native metrics: control characters in a unit or dimension are a coded 400 naming the field; nothing stored', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await registerServer(app, 'vm1');
+    const put = (sample: Record<string, unknown>) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/guest/metrics',
+        headers: vm.auth,
+        payload: { samples: [{ metric_name: 'CPU', value: 1 }, sample] },
+      });
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ metric_name: 'CPU', value: 1, unit: 'Per\u0000cent' }, /sample 1 unit "Per\\u0000cent" contains the control character U\+0000/],
+      [{ metric_name: 'CPU', value: 1, dimensions: { 'queue\n': 'jobs' } }, /sample 1 dimension name .*U\+000A/],
+      [{ metric_name: 'CPU', value: 1, dimensions: { queue: 'jobs\u009b' } }, /sample 1 dimension queue .*U\+009B/],
+    ];
+    for (const [sample, reason] of cases) {
+      const reply = await put(sample);
+      assert.equal(reply.statusCode, 400, reply.body);
+      assert.equal(errorCode(reply), 'ERR_METRIC_INVALID');
+      assert.match(reply.json().error.message, reason);
+    }
+    const listed = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(listed.json().samples, [], 'the whole put is refused, its good sample too');
+  } finally {
+    await done();
+  }
+});
