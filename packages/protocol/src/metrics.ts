@@ -20,8 +20,8 @@ export type AlarmState = (typeof ALARM_STATES)[number];
 
 /** Namespace of a sample that names none (cfn-push-stats' default). */
 export const DEFAULT_METRIC_NAMESPACE = 'system/linux';
-/** Most dimensions on one sample or alarm (CloudWatch's limit). */
-export const MAX_METRIC_DIMENSIONS = 10;
+/** Most dimensions on one sample or alarm (CloudWatch's limit since 2022; cfn-push-stats sends every Nova meta tag as one). */
+export const MAX_METRIC_DIMENSIONS = 30;
 /** Most samples in one put (native or PutMetricData). */
 export const MAX_SAMPLES_PER_PUT = 100;
 /** Most action URLs per state. */

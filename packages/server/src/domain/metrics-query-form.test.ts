@@ -83,6 +83,22 @@ test('bad PutMetricData is refused with the offending parameter', () => {
   );
 });
 
+// cfn-push-stats sends every Nova meta tag of the server, plus InstanceId, as dimensions: with
+// CloudWatch's old limit of 10, a server with ten tags had every sample refused.
+test('PutMetricData takes up to 30 dimensions, as CloudWatch does, and refuses the 31st', () => {
+  const withDimensions = (count: number) => {
+    const params: Record<string, string> = { 'MetricData.member.1.MetricName': 'MemoryUtilization', 'MetricData.member.1.Value': '12.5' };
+    for (let m = 1; m <= count; m++) {
+      params[`MetricData.member.1.Dimensions.member.${m}.Name`] = m === 1 ? 'InstanceId' : `metering.tag${m}`;
+      params[`MetricData.member.1.Dimensions.member.${m}.Value`] = `v${m}`;
+    }
+    return params;
+  };
+  assert.equal(Object.keys(parsePutMetricData(withDimensions(12)).samples[0]!.dimensions ?? {}).length, 12);
+  assert.equal(Object.keys(parsePutMetricData(withDimensions(30)).samples[0]!.dimensions ?? {}).length, 30);
+  assert.match(reasonOf(withDimensions(31)), /has 31 dimensions, more than 30/);
+});
+
 test('PutMetricData names, units and dimensions longer than the JSON routes take are refused with the limit', () => {
   const sample = { 'MetricData.member.1.MetricName': 'A', 'MetricData.member.1.Value': '1' };
   const dimension = (name: string, value: string) => ({
