@@ -14,7 +14,7 @@ export interface AgentTable {
 }
 
 /** Commands hearth-agent implements itself rather than loading from a package. */
-export const BUILTINS = ['clean', 'install', 'hook'] as const;
+export const BUILTINS = ['clean', 'install', 'hook', 'secret'] as const;
 
 /** Where the image puts the executable and its links. Default install prefix /usr. */
 export const DEFAULT_PREFIX = '/usr';

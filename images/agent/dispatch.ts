@@ -1,6 +1,6 @@
 // hearth-agent's entry: one executable, many commands. It runs the command it is called as (a symlink named
 // cfn-signal runs cfn-signal), or the one named by its first argument (`hearth-agent cfn-signal ...`), or a hook
-// (`hearth-agent hook script`), or one of its own (clean, install). Only the chosen command's module is loaded.
+// (`hearth-agent hook script`), or one of its own (clean, install, secret). Only the chosen command's module is loaded.
 import { basename } from 'node:path';
 import { ExitError, runMain } from '@hearth/agent-kit/exit';
 import { cleanMain } from './clean.ts';
@@ -18,6 +18,7 @@ export function helpText(table: AgentTable): string {
        hearth-agent hook GROUP < deployment.json
        hearth-agent clean [--dry-run] [--keep-config]
        hearth-agent install [--root DIR] [--prefix DIR]
+       hearth-agent secret [--backend file|keyring] set NAME < FILE | list | delete NAME
        hearth-agent --version | --help
 
 commands: ${Object.keys(table.commands).join(' ')}
@@ -70,6 +71,8 @@ export function dispatch(table: AgentTable, argv: string[] = process.argv): void
     });
   }
   if (first === 'clean') return finish(() => cleanMain(rest));
+  // Loaded only when used: the other commands do not pay for the secret store's modules.
+  if (first === 'secret') return finish(async () => (await import('@hearth/agent-kit/secret-store-command')).secretMain(rest));
   if (first === 'install') return finish(() => installMain(rest, Object.keys(table.commands), Object.keys(table.hooks)));
   if (first === 'hook') {
     const group = rest[0] ?? '';

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -44,6 +46,19 @@ function onPath(command: string): boolean {
       return false;
     }
   });
+}
+
+/** Runs node with `args` from the repo root without blocking this process (its servers keep answering); bounded by SESSION_TIMEOUT_MS. */
+function runProcess(args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['pipe', 'pipe', 'pipe'], timeout: SESSION_TIMEOUT_MS });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
 }
 
 /** Runs `node --import tsx --input-type=module -e code` from the repo root; its stdout, trimmed. */
@@ -120,6 +135,85 @@ if (session === 'unlocked') {
         `console.log(await openSecretStore({ backend: 'keyring', service: ${JSON.stringify(`${service}-a`)} }).get('shared_name'));`,
     );
     assert.equal(seen, 'value a');
+  });
+
+  test('real keyring: `hearth-agent secret --backend keyring` stores from stdin, and os-collect-config reads it with [hearth] secret_store = keyring', async () => {
+    const cliService = `${service}-cli`;
+    const secret = `k3yring-${process.pid}`;
+    const dispatchModule = join(repoRoot, 'images/agent/dispatch.ts');
+    const agentCode =
+      `const { dispatch } = await import(${JSON.stringify(dispatchModule)});` +
+      `dispatch({ version: 'test', commands: {}, hooks: {} }, ['node', 'hearth-agent', ...process.argv.slice(1)]);`;
+    const agent = (args: string[], input = '') =>
+      runProcess(
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          agentCode,
+          '--',
+          'secret',
+          '--backend',
+          'keyring',
+          '--service',
+          cliService,
+          ...args,
+        ],
+        input,
+      );
+    const set = await agent(['set', 'hearth/AK'], `${secret}\n`);
+    assert.equal(set.status, 0, set.stderr);
+    assert.equal(set.stderr, `stored secret "hearth/AK" in keyring service "${cliService}"\n`);
+    assert.deepEqual(await openSecretStore({ backend: 'keyring', service: cliService }).list(), ['hearth/AK']);
+    assert.equal((await agent(['list'])).stdout, 'hearth/AK\n');
+
+    // A loopback stand-in for GET /v1/guest/metadata that accepts only the stored credential.
+    const server = createServer((request, response) => {
+      const ok = request.headers.authorization === `Bearer AK:${secret}`;
+      response.writeHead(ok ? 200 : 401, { 'content-type': 'application/json', etag: '"v1"' });
+      response.end(ok ? '{"deployments": [], "from": "keyring"}' : '{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const collect = [
+        join(repoRoot, 'packages/collect-config/bin/os-collect-config.js'),
+        '--config-file',
+        '/dev/null',
+        '--print',
+        '--hearth-metadata-url',
+        `http://127.0.0.1:${port}/v1/guest/metadata`,
+        '--hearth-access-key-id',
+        'AK',
+        '--hearth-secret-store',
+        'keyring',
+        '--hearth-secret-store-service',
+        cliService,
+        'hearth',
+      ];
+      const printed = await runProcess(collect);
+      assert.equal(printed.status, 0, printed.stderr);
+      assert.deepEqual(JSON.parse(printed.stdout), { hearth: { deployments: [], from: 'keyring' } });
+      assert.ok(!printed.stderr.includes(secret), printed.stderr);
+
+      assert.equal((await agent(['delete', 'hearth/AK'])).status, 0);
+      const missing = await runProcess(collect);
+      assert.deepEqual(JSON.parse(missing.stdout), {});
+      const reasons = missing.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { reason?: string }).reason);
+      assert.ok(
+        reasons.includes(
+          `no secret "hearth/AK" in keyring service "${cliService}" ([hearth] secret_store = keyring); ` +
+            `store it with: hearth-agent secret --backend keyring --service ${cliService} set hearth/AK < FILE`,
+        ),
+        missing.stderr,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 } else if (session === 'locked' || session === 'nobus') {
   test(`real keyring (${session}): an unreachable or locked Secret Service is an error that says so, not "no such secret"`, async () => {
@@ -330,7 +424,7 @@ if (session === 'unlocked') {
         'sh',
         ...nodeTest,
       ],
-      3,
+      4,
       onPath('secret-tool') ? 0 : 1,
     ),
   );

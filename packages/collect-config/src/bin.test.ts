@@ -1,7 +1,7 @@
 // The command as a process: flags that exit early, exit codes, and --status of a one-time run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './test-support/fixtures.ts';
@@ -70,4 +70,35 @@ test('--one-time returns the command exit code; --status --json reports the last
   const ok = run(['--one-time', '-c', 'test -n "$OS_CONFIG_FILES"', '--local-path', data, 'local'], root);
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(run(['--status'], tempDir()).status, 3, 'no status yet');
+});
+
+test('the re-exec log line (SIGHUP) shows credential flags as ***, never their values', async () => {
+  const root = tempDir();
+  const data = join(root, 'data');
+  mkdirSync(data, { mode: 0o755 });
+  writeFileSync(join(data, 'cfg'), '{"a": 1}');
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, HEARTH_ROOT: root };
+  const args = ['-c', 'true', '--local-path', data, '--hearth-secret-access-key', 'S3CR3T-1', '--heat-password=S3CR3T-2', 'local'];
+  const daemon = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+  let stderr = '';
+  let ended = false;
+  daemon.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  daemon.once('close', () => (ended = true));
+  /** Resolves once the log holds `pattern`; rejects if the daemon ends first. */
+  const seen = async (pattern: RegExp): Promise<void> => {
+    while (!pattern.test(stderr)) {
+      if (ended) throw new Error(`the daemon ended before logging ${pattern}:\n${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  try {
+    await seen(/Sleeping/);
+    daemon.kill('SIGHUP');
+    await seen(/Re-executing/);
+  } finally {
+    daemon.kill('SIGTERM');
+  }
+  const line = stderr.split('\n').find((entry) => entry.includes('Re-executing'))!;
+  assert.match(line, /--hearth-secret-access-key \*\*\* --heat-password=\*\*\* local/);
+  assert.doesNotMatch(stderr, /S3CR3T/);
 });

@@ -4,7 +4,7 @@
 import { createWriteStream } from 'node:fs';
 import { createLogger, httpRequest, type Logger } from '@hearth/agent-kit';
 import { runCollectConfig } from './daemon.ts';
-import { helpText, parseCommandLine, type CollectOptions } from './options.ts';
+import { argvForLog, helpText, parseCommandLine, type CollectOptions } from './options.ts';
 import { runCommand } from './run-command.ts';
 import { formatStatus, readStatus } from './status.ts';
 
@@ -66,7 +66,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         stop: current.signal,
       });
       if (!outcome.reexec) return outcome.exitCode;
-      log.info(`Re-executing ${['os-collect-config', ...argv].join(' ')}`);
+      log.info(`Re-executing ${['os-collect-config', ...argvForLog(argv)].join(' ')}`);
     }
   } finally {
     process.off('SIGHUP', onHup);

@@ -35,6 +35,20 @@ const option = (group: string, name: string, kind: OptionKind, help: string, ext
   ...extra,
 });
 
+/** hearth addition: where `group`'s secret_access_key is kept when the config does not give it. */
+function secretStoreOptions(group: string): OptionSpec[] {
+  return [
+    option(
+      group,
+      'secret_store',
+      'string',
+      `Without secret_access_key: read it from this store (file|keyring) as ${group}/<access_key_id>`,
+    ),
+    option(group, 'secret_store_path', 'string', "The file store's file (default <state dir>/credentials.json)"),
+    option(group, 'secret_store_service', 'string', "The keyring store's service name (default hearth-agent)"),
+  ];
+}
+
 /** The options, grouped as the original registers them. */
 export const OPTION_TABLE: readonly OptionSpec[] = [
   option('DEFAULT', 'command', 'string', 'Command to run on metadata changes; without it, collect once, print the JSON map and exit', {
@@ -68,6 +82,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   option('cfn', 'path', 'multi', 'Resource.Field[.sub.key] to read, normally <Server>.Metadata'),
   option('cfn', 'secret_access_key', 'string', 'Secret access key'),
   option('cfn', 'access_key_id', 'string', 'Access key id'),
+  ...secretStoreOptions('cfn'),
   option('cfn', 'deployment_key', 'multi', 'Deprecated per-collector deployment keys (cfn reads this one)', {
     fallback: () => ['deployments'],
   }),
@@ -87,6 +102,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   option('hearth', 'metadata_url', 'string', "hearth-server's guest metadata URL (…/v1/guest/metadata)"),
   option('hearth', 'access_key_id', 'string', "The server's access key id"),
   option('hearth', 'secret_access_key', 'string', "The server's secret"),
+  ...secretStoreOptions('hearth'),
   option('hearth', 'server_id', 'string', 'The server id (informational)'),
   option('hearth', 'wait', 'float', 'Long-poll hold, seconds (at most 60)', { fallback: () => 55 }),
   option('hearth', 'timeout', 'float', 'Seconds for a plain (not held) request', { fallback: () => 10 }),

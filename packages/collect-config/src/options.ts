@@ -4,7 +4,17 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { agentPaths, ExitError, loadIniFiles, osloInterpolate, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
+import {
+  agentPaths,
+  ExitError,
+  loadIniFiles,
+  openSecretStore,
+  osloInterpolate,
+  REDACTED,
+  SecretStoreError,
+  type AgentPaths,
+  type IniDocument,
+} from '@hearth/agent-kit';
 import { cliFlag, KNOWN_COLLECTORS, OPTION_TABLE, type CollectorName, type OptionSpec } from './option-table.ts';
 
 /** A resolved option value. */
@@ -242,6 +252,7 @@ function normalize(
   if (unknown.length > 0) {
     throw new ExitError(1, `unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`);
   }
+  for (const group of SECRET_STORE_GROUPS) checkSecretStore(groups[group] ?? {}, group);
   const logFormat = (cli['log-format'] as string | undefined) ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text') throw new ExitError(2, `--log-format must be json or text, got '${logFormat}'`);
   const force = main.force === true;
@@ -277,12 +288,51 @@ function normalize(
   return deepFreeze(options);
 }
 
+/** The groups whose secret_access_key may come from a secret store. */
+const SECRET_STORE_GROUPS = ['hearth', 'cfn'] as const;
+
+/** A bad `[group] secret_store*` combination is a bad configuration (exit 1) now, not a failing source on every poll. */
+function checkSecretStore(values: Record<string, OptionValue>, group: string): void {
+  const text = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const backend = text('secret_store');
+  if (backend === undefined) {
+    const stray = ['secret_store_path', 'secret_store_service'].filter((name) => text(name) !== undefined);
+    if (stray.length > 0) throw new ExitError(1, `[${group}] ${stray.join(', ')} given without [${group}] secret_store = file|keyring`);
+    return;
+  }
+  const path = text('secret_store_path');
+  const service = text('secret_store_service');
+  try {
+    // Opening reads nothing: it only checks the backend and its settings.
+    openSecretStore({ backend, ...(path !== undefined ? { path } : {}), ...(service !== undefined ? { service } : {}) });
+  } catch (error) {
+    if (error instanceof SecretStoreError) throw new ExitError(1, `[${group}] secret_store: ${error.message}`);
+    throw error;
+  }
+}
+
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const item of Object.values(value)) deepFreeze(item);
   }
   return value;
+}
+
+/** Options whose values are credentials (`[heat] password`, `[cfn]`/`[hearth] secret_access_key`, zaqar's password). */
+const SECRET_OPTIONS = new Set(['password', 'secret_access_key']);
+
+/** argv as it may be logged: the value of every credential flag (`--hearth-secret-access-key S`, `--heat-password=S`) is `***`. */
+export function argvForLog(argv: readonly string[]): string[] {
+  const secretFlags = new Set(OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).map((spec) => `--${cliFlag(spec)}`));
+  return argv.map((arg, index) => {
+    const equals = arg.indexOf('=');
+    if (arg.startsWith('--') && equals !== -1 && secretFlags.has(arg.slice(0, equals))) return `${arg.slice(0, equals)}=${REDACTED}`;
+    return index > 0 && secretFlags.has(argv[index - 1]!) ? REDACTED : arg;
+  });
 }
 
 /** The `--help` text. */

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFileSecretStore } from '@hearth/agent-kit';
 import { verifyEc2Signature } from '@hearth/protocol/signing';
 import { contextFor, fakeServer, optionsFor, tempDir, type SeenRequest } from '../test-support/fixtures.ts';
 import { cfnCollector, signV2Get } from './cfn.ts';
@@ -114,4 +115,41 @@ test('signV2Get signs as keystoneclient Ec2Signer: sorted, quote(safe="-_~"), ne
     signV2Get('k', 'http://h:80/v1/', { B: 'x y', A: '1', SignatureMethod: 'HmacSHA256' }),
     '54oqiKCBMP894bMJazlwzPDj7qXrY5R4BF2RFliOsIc=',
   );
+});
+
+test('cfn: without secret_access_key the secret is read from [cfn] secret_store as cfn/<access_key_id>', async () => {
+  const server = await cfnServer();
+  try {
+    const root = tempDir();
+    const storePath = join(root, 'credentials.json');
+    const argv = [
+      '--cfn-metadata-url',
+      `${server.url}/v1/`,
+      '--cfn-access-key-id',
+      'AK1',
+      '--cfn-path',
+      'vm1.Metadata',
+      '--cfn-secret-store',
+      'file',
+      '--cfn-secret-store-path',
+      storePath,
+    ];
+    const missing = await cfnCollector.collect(contextFor(optionsFor(argv, root)));
+    assert.deepEqual(missing, {
+      kind: 'unavailable',
+      reason: `no secret "cfn/AK1" in ${storePath} ([cfn] secret_store = file); store it with: hearth-agent secret --path ${storePath} set cfn/AK1 < FILE`,
+    });
+    assert.equal(server.requests.length, 0, 'nothing is sent unsigned');
+    await createFileSecretStore(storePath).set('cfn/AK1', SECRET);
+    const ctx = contextFor(optionsFor(argv, root));
+    assert.equal((await cfnCollector.collect(ctx)).kind, 'data');
+    assert.ok(verified(server.requests[0]!), 'signed with the stored secret');
+    chmodSync(storePath, 0o640);
+    const unsafe = await cfnCollector.collect(ctx);
+    assert.equal(unsafe.kind, 'unavailable');
+    assert.match((unsafe as { reason: string }).reason, /refusing to use secret file .* has mode 0640, wider than 0600; fix: chmod 600 /);
+    assert.ok(!JSON.stringify([unsafe, ctx.log.lines]).includes(SECRET));
+  } finally {
+    await server.close();
+  }
 });

@@ -5,6 +5,7 @@ import { signV2 } from '@hearth/protocol/signing';
 import { existsSync, readFileSync } from 'node:fs';
 import { explodeDeployments } from '../explode.ts';
 import { childElement, parseXml } from '../xml.ts';
+import { lookUpSecret, secretStoreConfig } from './stored-secret.ts';
 import {
   notConfigured,
   seconds,
@@ -37,16 +38,16 @@ function metadataUrl(ctx: CollectorContext): string | undefined {
   return undefined;
 }
 
-async function describe(ctx: CollectorContext, url: string, path: string): Promise<Record<string, unknown> | string> {
+async function describe(ctx: CollectorContext, url: string, path: string, secret: string): Promise<Record<string, unknown> | string> {
   const [resource = '', field = '', ...subKeys] = path.split('.');
   const params: Record<string, string> = { Action: 'DescribeStackResource' };
   const stackName = setting(ctx.options, 'cfn', 'stack_name');
   if (stackName !== undefined) params.StackName = stackName;
   params.LogicalResourceId = resource;
-  params.AWSAccessKeyId = setting(ctx.options, 'cfn', 'access_key_id') ?? '';
+  params.AWSAccessKeyId = setting(ctx.options, 'cfn', 'access_key_id')!;
   params.SignatureVersion = '2';
   params.SignatureMethod = 'HmacSHA256';
-  params.Signature = signV2Get(setting(ctx.options, 'cfn', 'secret_access_key') ?? '', url, params);
+  params.Signature = signV2Get(secret, url, params);
   const requestUrl = `${url}${url.includes('?') ? '&' : '?'}${new URLSearchParams(params).toString()}`;
   const timeoutMs = seconds(ctx.options, 'cfn', 'timeout', 10) * 1000;
   const response = await ctx.http({
@@ -86,17 +87,21 @@ export const cfnCollector: Collector = {
   async collect(ctx): Promise<CollectOutcome> {
     const url = metadataUrl(ctx);
     if (url === undefined) return notConfigured('No metadata_url configured.');
-    if (setting(ctx.options, 'cfn', 'access_key_id') === undefined) return notConfigured('No Access Key ID configured.');
-    if (setting(ctx.options, 'cfn', 'secret_access_key') === undefined) return notConfigured('No Secret Access Key configured.');
+    const accessKeyId = setting(ctx.options, 'cfn', 'access_key_id');
+    if (accessKeyId === undefined) return notConfigured('No Access Key ID configured.');
+    if (setting(ctx.options, 'cfn', 'secret_access_key') === undefined && secretStoreConfig(ctx.options, 'cfn') === undefined)
+      return notConfigured('No Secret Access Key configured.');
     const paths = settings(ctx.options, 'cfn', 'path')?.filter((path) => path !== '');
     if (paths === undefined || paths.length === 0) return notConfigured('No path configured');
     const bad = paths.find((path) => !path.includes('.'));
     if (bad !== undefined) return notConfigured(`Path not in format resource.field[.x.y] (${bad})`);
+    const secret = await lookUpSecret(ctx.options, 'cfn', accessKeyId);
+    if (secret.kind !== 'secret') return secret;
     const merged: Record<string, unknown> = {};
     for (const path of paths) {
       let value;
       try {
-        value = await describe(ctx, url, path);
+        value = await describe(ctx, url, path, secret.secret);
       } catch (error) {
         return unavailable((error as Error).message);
       }

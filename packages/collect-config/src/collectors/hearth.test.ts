@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { contextFor, fakeServer, optionsFor } from '../test-support/fixtures.ts';
+import { join } from 'node:path';
+import { createFileSecretStore } from '@hearth/agent-kit';
+import { contextFor, fakeServer, optionsFor, tempDir } from '../test-support/fixtures.ts';
 import { createHearthCollector } from './hearth.ts';
 
 /** A stand-in for hearth-server's GET /v1/guest/metadata: strong ETag, If-None-Match + ?wait=N holds. */
@@ -210,6 +212,47 @@ test('hearth: a failed reply is logged as its coded error, and a body echoing th
     const coded = await createHearthCollector().collect(contextFor(optionsFor(['--hearth-metadata-url', `${server.url}/coded`, ...argv])));
     assert.match((coded as { reason: string }).reason, /answered 503: ERR_STORE_UNAVAILABLE: The store is not available\.$/);
   } finally {
+    await server.close();
+  }
+});
+
+test('hearth: watch with a secret store keeps retrying while the secret is missing, and uses it once stored (no restart)', async () => {
+  const server = await metadataServer('AK:STORED-S3CR3T');
+  const stop = new AbortController();
+  try {
+    const root = tempDir();
+    const storePath = join(root, 'credentials.json');
+    const options = optionsFor(
+      [
+        '--hearth-metadata-url',
+        `${server.url}/v1/guest/metadata`,
+        '--hearth-access-key-id',
+        'AK',
+        '--hearth-secret-store',
+        'file',
+        '--hearth-secret-store-path',
+        storePath,
+      ],
+      root,
+    );
+    const ctx = contextFor(options);
+    const collector = createHearthCollector();
+    let changes = 0;
+    const watching = collector.watch({ ...ctx, signal: stop.signal }, () => changes++);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(server.requests.length, 0, 'nothing is sent without the secret');
+    assert.equal(collector.watchState().state, 'backoff');
+    assert.match(collector.watchState().lastError ?? '', /^no secret "hearth\/AK" in .*; store it with: hearth-agent secret --path /);
+    await createFileSecretStore(storePath).set('hearth/AK', 'STORED-S3CR3T');
+    const deadline = Date.now() + 5000;
+    while (changes === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(changes, 1, 'the stored secret was picked up by the running watch');
+    assert.equal(server.requests[0]!.headers.authorization, 'Bearer AK:STORED-S3CR3T');
+    assert.ok(!JSON.stringify(ctx.log.lines).includes('STORED-S3CR3T'));
+    stop.abort();
+    await watching;
+  } finally {
+    stop.abort();
     await server.close();
   }
 });

@@ -4,16 +4,8 @@
 // so the daemon runs its command without waiting for the polling interval.
 import { explodeDeployments } from '../explode.ts';
 import { sleep } from '../sleep.ts';
-import {
-  jsonObject,
-  notConfigured,
-  seconds,
-  setting,
-  unavailable,
-  type Collector,
-  type CollectOutcome,
-  type CollectorContext,
-} from './types.ts';
+import { lookUpSecret, type SecretLookup } from './stored-secret.ts';
+import { jsonObject, seconds, setting, unavailable, type Collector, type CollectOutcome, type CollectorContext } from './types.ts';
 
 /** The longest hold hearth-server grants. */
 export const MAX_WAIT_SECONDS = 60;
@@ -38,22 +30,29 @@ export interface HearthCollector extends Collector {
 }
 
 interface Settings {
+  kind: 'settings';
   url: string;
   authorization: string;
   waitSeconds: number;
   timeoutMs: number;
 }
 
-function readSettings(ctx: CollectorContext): Settings | string {
+/** Why there are no settings: the collector's outcome. */
+type NoSettings = Exclude<SecretLookup, { kind: 'secret' }>;
+
+/** The settings of `[hearth]`, the secret read from the config or its secret store (again on every call, so a new one is picked up). */
+async function readSettings(ctx: CollectorContext): Promise<Settings | NoSettings> {
   const url = setting(ctx.options, 'hearth', 'metadata_url');
   const accessKeyId = setting(ctx.options, 'hearth', 'access_key_id');
-  const secret = setting(ctx.options, 'hearth', 'secret_access_key');
-  if (url === undefined) return 'No [hearth] metadata_url configured.';
-  if (accessKeyId === undefined || secret === undefined) return 'No [hearth] access_key_id and secret_access_key configured.';
+  if (url === undefined) return { kind: 'not-configured', reason: 'No [hearth] metadata_url configured.' };
+  if (accessKeyId === undefined) return { kind: 'not-configured', reason: 'No [hearth] access_key_id configured.' };
+  const secret = await lookUpSecret(ctx.options, 'hearth', accessKeyId);
+  if (secret.kind !== 'secret') return secret;
   const waitSeconds = Math.max(0, Math.min(MAX_WAIT_SECONDS, Math.floor(seconds(ctx.options, 'hearth', 'wait', 55))));
   return {
+    kind: 'settings',
     url,
-    authorization: `Bearer ${accessKeyId}:${secret}`,
+    authorization: `Bearer ${accessKeyId}:${secret.secret}`,
     waitSeconds,
     timeoutMs: seconds(ctx.options, 'hearth', 'timeout', 10) * 1000,
   };
@@ -112,8 +111,8 @@ export function createHearthCollector(): HearthCollector {
   return {
     name: 'hearth',
     async collect(ctx): Promise<CollectOutcome> {
-      const settings = readSettings(ctx);
-      if (typeof settings === 'string') return notConfigured(settings);
+      const settings = await readSettings(ctx);
+      if (settings.kind !== 'settings') return settings;
       try {
         await fetchOnce(ctx, settings, 0);
       } catch (error) {
@@ -123,11 +122,13 @@ export function createHearthCollector(): HearthCollector {
       return { kind: 'data', outputs: explodeDeployments(document, ctx.options.deploymentKeys, 'hearth', ctx.log) };
     },
     async watch(ctx, onChange) {
-      const settings = readSettings(ctx);
-      if (typeof settings === 'string') return;
+      if ((await readSettings(ctx)).kind === 'not-configured') return;
       let backoffMs = 1000;
       while (!ctx.signal?.aborted) {
         try {
+          // Read each time: a secret stored (or a store fixed) after the daemon started is used without a restart.
+          const settings = await readSettings(ctx);
+          if (settings.kind !== 'settings') throw new Error(settings.reason);
           state.state = 'waiting';
           const askedToHold = settings.waitSeconds > 0 && etag !== undefined;
           const started = Date.now();

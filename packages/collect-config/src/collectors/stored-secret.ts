@@ -1,0 +1,85 @@
+// A collector's secret access key: `[<group>] secret_access_key` when the config gives one, else the
+// agent-kit SecretStore named by `[<group>] secret_store` (file or keyring), under `<group>/<access_key_id>`,
+// so an operator can keep the credential out of /etc/os-collect-config.conf. Messages name the store and the
+// command that fixes it, never the secret.
+import { join } from 'node:path';
+import { openSecretStore, SECRET_FILE_NAME, SecretStoreError, type SecretStore, type SecretStoreConfig } from '@hearth/agent-kit';
+import type { CollectOptions } from '../options.ts';
+import { setting } from './types.ts';
+
+/** What looking the secret up gave: the secret, or why there is none (an outcome of the collector). */
+export type SecretLookup =
+  { kind: 'secret'; secret: string } | { kind: 'not-configured'; reason: string } | { kind: 'unavailable'; reason: string };
+
+/** The name a collector's secret is stored under: `hearth/<access_key_id>`, `cfn/<access_key_id>`. */
+export function storedSecretName(group: string, accessKeyId: string): string {
+  return `${group}/${accessKeyId}`;
+}
+
+/** The store config of `[group] secret_store*`, or undefined when no store is configured. */
+export function secretStoreConfig(options: CollectOptions, group: string): SecretStoreConfig | undefined {
+  const backend = setting(options, group, 'secret_store');
+  if (backend === undefined) return undefined;
+  const path = setting(options, group, 'secret_store_path');
+  const service = setting(options, group, 'secret_store_service');
+  return {
+    backend,
+    // The file backend's default follows the options' paths (HEARTH_ROOT, HEARTH_STATE_DIR) as every other default.
+    ...(backend === 'file' ? { path: path ?? join(options.paths.stateDir, SECRET_FILE_NAME) } : path !== undefined ? { path } : {}),
+    ...(service !== undefined ? { service } : {}),
+  };
+}
+
+/** `hearth-agent secret [--backend keyring --service S | --path P] set NAME < FILE`, with only the flags the config needs. */
+export function secretSetCommand(options: CollectOptions, group: string, name: string): string {
+  const flags: string[] = [];
+  const backend = setting(options, group, 'secret_store');
+  if (backend === 'keyring') flags.push('--backend keyring');
+  const path = setting(options, group, 'secret_store_path');
+  if (path !== undefined) flags.push(`--path ${path}`);
+  const service = setting(options, group, 'secret_store_service');
+  if (service !== undefined) flags.push(`--service ${service}`);
+  return ['hearth-agent secret', ...flags, `set ${name} < FILE`].join(' ');
+}
+
+// Stores live as long as the process: the keyring backend probes the Secret Service once per store object.
+const stores = new Map<string, SecretStore>();
+
+function storeFor(config: SecretStoreConfig): SecretStore {
+  const key = JSON.stringify([config.backend, config.path, config.service]);
+  let store = stores.get(key);
+  if (store === undefined) {
+    store = openSecretStore(config);
+    stores.set(key, store);
+  }
+  return store;
+}
+
+/**
+ * The secret of `[group]`: the config's `secret_access_key` if set; else, with `secret_store` set, the stored
+ * `<group>/<access_key_id>`. A missing secret or a store that cannot be used is "unavailable" with what to do;
+ * no store and no key is "not configured", as before stores existed.
+ */
+export async function lookUpSecret(options: CollectOptions, group: string, accessKeyId: string): Promise<SecretLookup> {
+  const configured = setting(options, group, 'secret_access_key');
+  if (configured !== undefined) return { kind: 'secret', secret: configured };
+  const config = secretStoreConfig(options, group);
+  if (config === undefined) return { kind: 'not-configured', reason: `No [${group}] secret_access_key or secret_store configured.` };
+  const name = storedSecretName(group, accessKeyId);
+  let store: SecretStore;
+  let secret: string | undefined;
+  try {
+    store = storeFor(config);
+    secret = await store.get(name);
+  } catch (error) {
+    const message = error instanceof SecretStoreError ? error.message : `secret store: ${(error as Error).message}`;
+    return { kind: 'unavailable', reason: `cannot read secret "${name}" ([${group}] secret_store = ${config.backend}): ${message}` };
+  }
+  if (secret === undefined) {
+    return {
+      kind: 'unavailable',
+      reason: `no secret "${name}" in ${store.location} ([${group}] secret_store = ${config.backend}); store it with: ${secretSetCommand(options, group, name)}`,
+    };
+  }
+  return { kind: 'secret', secret };
+}
