@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { migration0003 } from './migrations/0003_scaling.ts';
 import { migration0004 } from './migrations/0004_metrics_alarms.ts';
 import { migration0005 } from './migrations/0005_signal_bodies.ts';
+import { migration0006 } from './migrations/0006_byte_order_names.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -168,5 +169,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0003_scaling': migration0003(dialect),
     '0004_metrics_alarms': migration0004(dialect),
     '0005_signal_bodies': migration0005,
+    '0006_byte_order_names': migration0006(dialect),
   };
 }

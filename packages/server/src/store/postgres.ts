@@ -2,6 +2,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 import { isStoreUnavailable } from './unavailable.ts';
+import { textGuard } from './text-guard.ts';
 import { FEED_CHANNEL, FEED_CHECK_MS, feedPayloads } from './postgres-feed.ts';
 import {
   bindParams,
@@ -58,7 +59,7 @@ const types: pg.CustomTypesConfig = {
 export interface PostgresPoolOptions {
   /** Most connections open at once; default 10. */
   max?: number;
-  /** A query unanswered this long fails as unavailable (a 503); default 30 s. */
+  /** A query unanswered this long fails as unavailable (a 503); default 30 s; 0 for no limit (migrations). */
   queryTimeoutMs?: number;
 }
 
@@ -74,7 +75,9 @@ export function openPostgresPool(
     idleTimeoutMillis: 10_000,
     // An outage fails requests fast (503) instead of holding them.
     connectionTimeoutMillis: 5_000,
-    query_timeout: queryTimeoutMs,
+    // Without a query timeout (migrations) a host that vanished is still noticed, by TCP keepalive
+    // (probes after 10 s idle; Linux then gives up after its 9 probes, 75 s apart).
+    ...(queryTimeoutMs > 0 ? { query_timeout: queryTimeoutMs } : { keepAlive: true, keepAliveInitialDelayMillis: 10_000 }),
     application_name: 'hearth-server',
     types,
   });
@@ -85,7 +88,7 @@ export function openPostgresPool(
   // under a query crashes the process. The query is rejected too (a 503), and the pool drops the
   // client when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }) }), pool };
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }), plugins: [textGuard] }), pool };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type Compilable,
 } from 'kysely';
 import type { Database, NewEvent } from './schema.ts';
+import { checkStorable } from './text-guard.ts';
 
 /** A query compiled once by Kysely, with named parameters bound at each run. */
 export interface Precompiled<P, R> {
@@ -57,9 +58,17 @@ export function precompile<P extends Record<string, unknown>, R>(build: (db: Kys
   return { sql: compiled.sql, pgSql: pg.sql, slots };
 }
 
-/** The values of a precompiled query's placeholders, in order, from named parameters. */
+/**
+ * The values of a precompiled query's placeholders, in order, from named parameters. A text value
+ * with a NUL is refused here (UnstorableTextError), as the Kysely plugin refuses it elsewhere.
+ */
 export function bindParams<P>(query: Precompiled<P, unknown>, params: P): unknown[] {
-  return query.slots.map((slot) => ('name' in slot ? (params as Record<string, unknown>)[slot.name] : slot.value));
+  return query.slots.map((slot) => {
+    if (!('name' in slot)) return slot.value;
+    const value = (params as Record<string, unknown>)[slot.name];
+    checkStorable(value, slot.name);
+    return value;
+  });
 }
 
 /** One statement a prepared write asks its driver to run; the driver resumes it with the answer. */

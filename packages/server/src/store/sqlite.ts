@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase } from 'kysely';
 import type { Database as Tables, NewEvent } from './schema.ts';
 import {
   bindParams,
@@ -15,6 +15,7 @@ import {
   type PreparedWriteModule,
 } from './prepared-writes.ts';
 import { isHearthError } from '../domain/errors.ts';
+import { textGuard, UnstorableTextError } from './text-guard.ts';
 
 /** Prepares each SQL text once per connection (a prepare costs more than a run: 30 µs vs 12 µs). */
 export function statementCache(connection: Database.Database, limit = 500): (sqlText: string) => Database.Statement {
@@ -82,14 +83,37 @@ function createPrivately(file: string): void {
   }
 }
 
+/**
+ * SQLite with its DDL in transactions. SQLite can roll back CREATE/ALTER/DROP, but Kysely's adapter
+ * says it cannot, so its Migrator ran each statement on its own: a migration that failed half way
+ * (a full disk, a killed process) left half its tables and columns behind, and every later start
+ * failed on them ("duplicate column name") until someone repaired the file by hand. With this the
+ * Migrator runs the pending migrations in one transaction, as it does on PostgreSQL.
+ */
+class TransactionalDdlSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new (class extends SqliteAdapter {
+      override get supportsTransactionalDdl(): boolean {
+        return true;
+      }
+    })();
+  }
+}
+
 /** Opens (creating if needed, mode 0600) the SQLite database file. */
 export function openSqlite(file: string): SqliteHandles {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   createPrivately(file);
   const raw = openConnection(file, false);
   const readerConnection = openConnection(file, true);
-  const writer = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  const reader = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(readerConnection) }) });
+  const writer = new Kysely<Tables>({
+    dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(raw) }),
+    plugins: [textGuard],
+  });
+  const reader = new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: withStatementCache(readerConnection) }),
+    plugins: [textGuard],
+  });
   return { writer, reader, raw };
 }
 
@@ -175,8 +199,9 @@ export function executePrepared(
           for (const topic of callTopics) topics.add(topic);
           for (const event of callEvents) events.push(event);
         } catch (error) {
-          // A HearthError wrote nothing (the convention): only this call fails.
-          if (!isHearthError(error)) throw error;
+          // A HearthError wrote nothing (the convention): only this call fails. Text the store
+          // refused may come after a write: the batch rolls back, and each call runs alone.
+          if (!isHearthError(error) || error instanceof UnstorableTextError) throw error;
           outcomes.push({ ok: false, error });
         }
       }

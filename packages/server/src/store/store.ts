@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { performance } from 'node:perf_hooks';
+import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations, type DialectName } from './migrations.ts';
 import { openSqlite } from './sqlite.ts';
@@ -26,7 +27,14 @@ export interface StoreOptions {
   logError?: (error: unknown) => void;
   /** PostgreSQL: timeouts of queries, the write lock, idle transactions and the feed check (default POSTGRES_LIMITS; tests shorten them). */
   postgresLimits?: PostgresLimits;
+  /** Told as each migration starts and ends (for `hearth-server migrate` and the start log to show); default: nothing. */
+  onMigration?: (progress: MigrationProgress) => void;
+  /** The migrations to apply; default hearth's own (migrations.ts). Tests add theirs. */
+  migrations?: (dialect: DialectName) => Record<string, Migration>;
 }
+
+/** One step of a migration run: a migration begins, or it has run (committed with the run's last one). */
+export type MigrationProgress = { name: string; phase: 'start' } | { name: string; phase: 'done'; ms: number };
 
 /** The store: group-committed writes, committed-only reads, migrations. */
 export interface Store {
@@ -80,7 +88,7 @@ function openSqliteStore(options: StoreOptions): Store {
     writePrepared: (write, args) => queue.runPrepared(write, args),
     writeQueueDepth: () => queue.depth,
     async migrate() {
-      const applied = await migrateToLatest(writer, 'sqlite');
+      const applied = await migrateToLatest(writer, 'sqlite', options);
       thread.warmUp(); // the schema is in place: the writer thread can open its connection
       return applied;
     },
@@ -132,7 +140,16 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
       ) as never,
     writeQueueDepth: () => queue.depth,
     async migrate() {
-      const applied = await migrateToLatest(db, 'postgres');
+      // On a connection without the query timeout: rewriting a large table or building an index
+      // can take minutes, and a timed-out migration only failed the upgrade (rolled back) after
+      // 30 s of work. A lost server is still noticed (TCP keepalive, see openPostgresPool).
+      const { db: migrator } = openPostgresPool(url, logError, { max: 1, queryTimeoutMs: 0 });
+      let applied: string[];
+      try {
+        applied = await migrateToLatest(migrator, 'postgres', options);
+      } finally {
+        await migrator.destroy();
+      }
       await listener.start();
       return applied;
     },
@@ -151,18 +168,39 @@ const UNKNOWN_MIGRATION = /previously executed migration (\S+) is missing/;
 
 /**
  * Applies pending migrations (Kysely's Migrator, which locks against a concurrent run, and applies
- * them in one transaction, so a failure leaves the schema as it was); returns the names applied.
+ * them in one transaction on both dialects, so a failure leaves the schema as it was before the
+ * run); returns the names applied.
  */
-async function migrateToLatest(db: Kysely<Database>, dialect: DialectName): Promise<string[]> {
-  const known = migrations(dialect);
-  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(known) } });
+async function migrateToLatest(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  { migrations: chosen = migrations, onMigration = () => undefined }: Pick<StoreOptions, 'migrations' | 'onMigration'>,
+): Promise<string[]> {
+  const known = chosen(dialect);
+  const reporting = Object.fromEntries(
+    Object.entries(known).map(([name, migration]): [string, Migration] => [
+      name,
+      {
+        ...migration,
+        // Kysely's migration API takes Kysely<any>.
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        async up(trx: Kysely<any>) {
+          const started = performance.now();
+          onMigration({ name, phase: 'start' });
+          await migration.up(trx);
+          onMigration({ name, phase: 'done', ms: Math.round(performance.now() - started) });
+        },
+      },
+    ]),
+  );
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(reporting) } });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw migrationError(error, Object.keys(known));
+  if (error) throw migrationError(error, Object.keys(known), results?.find((r) => r.status === 'Error')?.migrationName);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** A failed migration as an error that says what to do; a database migrated by a newer version says so. */
-function migrationError(error: unknown, known: string[]): Error {
+function migrationError(error: unknown, known: string[], failed: string | undefined): Error {
   const unknown = error instanceof Error ? UNKNOWN_MIGRATION.exec(error.message) : null;
   if (unknown) {
     return Object.assign(
@@ -175,7 +213,17 @@ function migrationError(error: unknown, known: string[]): Error {
       { code: 'ERR_SCHEMA_NEWER' },
     );
   }
-  return error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+  if (!(error instanceof Error)) return new Error(`migration failed: ${JSON.stringify(error)}`);
+  if (!failed) return error;
+  // The code stays, so an outage is still told apart (exit code, 503) from a broken migration.
+  return Object.assign(
+    new Error(
+      `migration ${failed} failed: ${error.message}. It and the migrations run with it were rolled back: the database is as it was ` +
+        'before this run. Fix the cause, then run hearth-server migrate again.',
+      { cause: error },
+    ),
+    { code: (error as { code?: unknown }).code },
+  );
 }
 
 /** Throws ERR_STORE_UNAVAILABLE unless the database answers a trivial query. */

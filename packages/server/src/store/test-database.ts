@@ -19,13 +19,19 @@ export function postgresTestPass(): boolean {
   return process.env.HEARTH_TEST_STORE === 'postgres';
 }
 
-/** Creates database `hearth_t_<random hex>` through `adminUrl` (a superuser's URL, e.g. postgres://postgres@127.0.0.1:5432/postgres). */
-export async function createTestDatabase(adminUrl: string): Promise<TestDatabase> {
+/**
+ * Creates database `hearth_t_<random hex>` through `adminUrl` (a superuser's URL, e.g.
+ * postgres://postgres@127.0.0.1:5432/postgres), with the server's default locale or `locale`
+ * (e.g. en_US.utf8, as many distributions' initdb picks; it must exist on the PostgreSQL host).
+ */
+export async function createTestDatabase(adminUrl: string, { locale }: { locale?: string } = {}): Promise<TestDatabase> {
   if (!URL.canParse(adminUrl)) throw new Error(`the test PostgreSQL URL is not a URL: ${adminUrl}`);
+  if (locale !== undefined && !/^[\w.@-]+$/.test(locale)) throw new Error(`not a locale name: ${locale}`);
   const name = `hearth_t_${randomBytes(8).toString('hex')}`;
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  await onAdmin(adminUrl, `CREATE DATABASE "${name}"`);
+  const withLocale = locale ? ` TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${locale}' LC_CTYPE '${locale}'` : '';
+  await onAdmin(adminUrl, `CREATE DATABASE "${name}"${withLocale}`);
   return {
     url: url.toString(),
     async drop() {

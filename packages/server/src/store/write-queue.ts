@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, NewEvent } from './schema.ts';
 import { isHearthError } from '../domain/errors.ts';
 import { isStoreUnavailable } from './unavailable.ts';
+import { UnstorableTextError } from './text-guard.ts';
 import type { Outcome, PreparedCall, PreparedRunner, PreparedTask, PreparedWrite } from './prepared-writes.ts';
 
 /** Most events in one INSERT of a batch (8 parameters each). */
@@ -197,7 +198,9 @@ export class WriteQueue {
           for (const topic of unitTopics) topics.add(topic);
           events.push(...unitEvents);
         } catch (error) {
-          if (!isHearthError(error)) throw error;
+          // Text the store refused (a NUL) may come after the unit wrote something: the batch rolls
+          // back, and each unit runs alone, this one to its own rollback and a 400.
+          if (!isHearthError(error) || error instanceof UnstorableTextError) throw error;
           results.push({ ok: false, error });
         }
       }
