@@ -19,6 +19,11 @@ export const ERRORS = {
   ERR_REQUEST_BODY_TOO_LARGE: { status: 413, message: 'The request body is larger than the {limit} bytes this endpoint accepts.' },
   ERR_REQUEST_BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON: {reason}.' },
   ERR_REQUEST_MEDIA_TYPE: { status: 415, message: 'Content-Type {type} is not accepted here: send application/json.' },
+  ERR_REQUEST_HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'The request headers are larger than the {limit} bytes hearth-server reads: send fewer or shorter headers.',
+  },
+  ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive within {seconds} s: send it again.' },
   ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: {method} {path}. See /docs for the API.' },
   ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on {path}.' },
   ERR_SERVER_NOT_FOUND: { status: 404, message: 'Server {id} does not exist in this project.' },

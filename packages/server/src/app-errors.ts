@@ -1,3 +1,5 @@
+import { STATUS_CODES, maxHeaderSize } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
@@ -10,9 +12,12 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Request Entity Too Large',
   415: 'Unsupported Media Type',
+  431: 'Request Header Fields Too Large',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
@@ -62,6 +67,18 @@ export function toHearthError(error: FastifyError | Error, requestId: string, bo
   return new HearthError('ERR_INTERNAL', { request_id: requestId });
 }
 
+/** The methods a 405 may name in its Allow header. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * The methods that have a route at `path`, other than the one asked: a path that exists under
+ * another method is a 405 with an Allow header, as Heat answers, not a 404. Asked of fastify's own
+ * router, and only from the not-found handler: the routes that match pay nothing for it.
+ */
+function allowedMethods(app: FastifyInstance, method: string, path: string): string[] {
+  return METHODS.filter((other) => other !== method && app.findRoute({ method: other, url: path }) !== null);
+}
+
 /** Installs the error and not-found handlers: every failure is a coded JSON error, never a crash. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -72,7 +89,45 @@ export function installErrorHandlers(app: FastifyInstance): void {
     void reply.code(coded.statusCode).send(errorBody(coded));
   });
   app.setNotFoundHandler((request, reply) => {
-    const coded = new HearthError('ERR_ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?')[0] });
+    const path = request.url.split('?', 1)[0] ?? '/';
+    const allowed = allowedMethods(app, request.method, path);
+    if (allowed.length > 0) {
+      const coded = new HearthError('ERR_METHOD_NOT_ALLOWED', { method: request.method, path });
+      void reply.code(405).header('allow', allowed.join(', ')).send(errorBody(coded));
+      return;
+    }
+    const coded = new HearthError('ERR_ROUTE_NOT_FOUND', { method: request.method, path });
     void reply.code(404).send(errorBody(coded));
   });
+}
+
+/** What Node's HTTP parser refused, as a coded error; the error's code is the parser's (HPE_*) or Node's. */
+export function clientErrorOf(code: string, headersTimeoutMs: number): HearthError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new HearthError('ERR_REQUEST_HEADERS_TOO_LARGE', { limit: maxHeaderSize });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HearthError('ERR_REQUEST_TIMEOUT', { seconds: headersTimeoutMs / 1000 });
+  return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
+}
+
+/**
+ * fastify's `clientErrorHandler`: a request Node's parser refuses (headers over 16 KiB, a malformed
+ * request line, bad chunked encoding, a slow client) gets the same coded JSON body as every other
+ * error, then the connection closes (the parser cannot resume mid-stream). Only the parser's code is
+ * logged, never the error itself: its `rawPacket` holds the request's bytes, credentials included.
+ */
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const coded = clientErrorOf(error.code ?? 'unknown', this.server.headersTimeout);
+  this.log.debug({ code: error.code }, coded.message);
+  // As Node answers: only when no response has started on this connection, else the peer would read
+  // this one in the middle of the other.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
+  const body = JSON.stringify(errorBody(coded));
+  // Then, as Node does, close at once: the client may still be sending and the parser cannot resume.
+  socket.write(
+    `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  socket.destroy();
 }

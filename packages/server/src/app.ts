@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-evaluator.ts';
-import { errorBody, installErrorHandlers } from './app-errors.ts';
+import { answerClientError, errorBody, installErrorHandlers } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
@@ -14,7 +14,6 @@ import { keystoneRoutes } from './routes/compat/keystone.ts';
 import { swiftRoutes } from './routes/compat/swift.ts';
 import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
-import { guestMetricRoutes } from './routes/guest/metrics.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 import { LongWaits } from './routes/abort.ts';
 
@@ -59,6 +58,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       : false,
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
+    // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too, and its bytes are never logged.
+    clientErrorHandler: answerClientError,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
     schemaErrorFormatter: formatSchemaErrors,
@@ -142,7 +143,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(opsRoutes, { services, isClosing: () => closing });
   await app.register(guestRoutes, { services, prefix: '/v1/guest' });
-  await app.register(guestMetricRoutes, { services, prefix: '/v1/guest' });
   await app.register(nativeRoutes, { services, prefix: '/v1/:project_id' });
   // Heat-compatible surfaces for unmodified in-guest tools (reference/server.md §1, §2, §4).
   await app.register(heatCompatRoutes, { services, prefix: '/v1/:project_id' });

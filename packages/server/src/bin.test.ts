@@ -2,7 +2,7 @@
 // each a one-line message and an exit code of its own (pinned here: scripts and unit files depend on them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
@@ -161,5 +161,34 @@ test(
     );
     assert.deepEqual(tables(), before);
     db.close();
+  }),
+);
+
+test(
+  'a short HEARTH_ADMIN_TOKEN starts the server with one warning on stderr that does not print the token',
+  withDir(async (dir) => {
+    const server = spawn(
+      process.execPath,
+      ['--import', 'tsx', BIN, 'serve', '--listen', '127.0.0.1:0', '--public-url', 'http://127.0.0.1:9', '--data-dir', dir],
+      { env: { ...process.env, ...KEYS, HEARTH_ADMIN_TOKEN: 'tok', HEARTH_DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    server.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    server.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    const kill = setTimeout(() => server.kill('SIGKILL'), 30_000);
+    try {
+      for (let waited = 0; !stdout.includes('listening') && waited < 30_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+      assert.match(stdout, /listening/, `the server starts: ${stderr}`);
+    } finally {
+      server.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+      clearTimeout(kill);
+    }
+    const warnings = stderr.split('\n').filter((line) => line.startsWith('hearth-server: warning:'));
+    assert.equal(warnings.length, 1, stderr);
+    assert.match(warnings[0]!, /HEARTH_ADMIN_TOKEN is 3 character\(s\) long.*at least 16/);
+    assert.doesNotMatch(stderr + stdout, /\btok\b/, 'the token is never printed');
   }),
 );

@@ -2,7 +2,16 @@ import { statSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { EXIT, ExitError, describeStore, loadOrCreateSecret, resolveSettings, type ServeFlags, type ServerSettings } from './config.ts';
+import {
+  EXIT,
+  ExitError,
+  adminTokenWarning,
+  describeStore,
+  loadOrCreateSecret,
+  resolveSettings,
+  type ServeFlags,
+  type ServerSettings,
+} from './config.ts';
 import { openStore, sqliteFile, type Store } from './store/store.ts';
 import { isStoreUnavailable } from './store/unavailable.ts';
 
@@ -82,6 +91,8 @@ async function serve(flags: ServeFlags): Promise<void> {
   let admin: { value: string; source: string };
   try {
     admin = loadOrCreateSecret(settings.dataDir, 'admin-token', process.env.HEARTH_ADMIN_TOKEN);
+    const weakAdmin = adminTokenWarning(admin);
+    if (weakAdmin) process.stderr.write(`hearth-server: warning: ${weakAdmin}\n`);
     const key = loadOrCreateSecret(settings.dataDir, 'secret-key', process.env.HEARTH_SECRET_KEY);
     app = await buildApp({
       dataDir: settings.dataDir,

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EXIT, ExitError, describeStore, loadOrCreateSecret, resolveSettings } from './config.ts';
+import {
+  ADMIN_TOKEN_ADVISED_LENGTH,
+  EXIT,
+  ExitError,
+  adminTokenWarning,
+  describeStore,
+  loadOrCreateSecret,
+  resolveSettings,
+} from './config.ts';
 import { openStore } from './store/store.ts';
 
 test('flags win over HEARTH_* env, env over defaults', () => {
@@ -136,4 +144,20 @@ test('listening on every address without a public URL warns that agents would ge
   assert.match(wild.warnings?.join('\n') ?? '', /--listen 0\.0\.0\.0:8000: .*VMs cannot reach; set --public-url/);
   assert.deepEqual(resolveSettings({ listen: '[::]:8000', publicUrl: 'http://10.0.0.5:8000' }, {}).warnings, []);
   assert.deepEqual(resolveSettings({ listen: '127.0.0.1:8000' }, {}).warnings, []);
+});
+
+test('a short admin token is accepted with a warning that says where it came from, never the token', () => {
+  const fromEnv = adminTokenWarning({ value: 'hunter2', source: 'environment' });
+  assert.match(fromEnv ?? '', /^HEARTH_ADMIN_TOKEN is 7 character\(s\) long, easy to guess.*at least 16 \(try: openssl rand -base64 32\)$/);
+  assert.doesNotMatch(fromEnv ?? '', /hunter2/);
+  const fromFile = adminTokenWarning({ value: 't', source: '/var/lib/hearth/admin-token' });
+  assert.match(fromFile ?? '', /^the admin token in \/var\/lib\/hearth\/admin-token is 1 character\(s\) long/);
+  assert.equal(adminTokenWarning({ value: 'x'.repeat(ADMIN_TOKEN_ADVISED_LENGTH), source: 'environment' }), undefined);
+  const dir = secretDir();
+  try {
+    assert.equal(adminTokenWarning(loadOrCreateSecret(dir, 'admin-token', undefined)), undefined, 'a generated token is long enough');
+    assert.equal(loadOrCreateSecret(dir, 'admin-token', 't').value, 't', 'a short one is not refused');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -149,6 +149,19 @@ const SECRET_FILES = {
 } as const;
 
 /**
+ * The length under which an admin token is accepted but warned about at start: short enough to be
+ * guessed. Not refused: a demo or a test runs with HEARTH_ADMIN_TOKEN=t.
+ */
+export const ADMIN_TOKEN_ADVISED_LENGTH = 16;
+
+/** The warning for an admin token shorter than ADMIN_TOKEN_ADVISED_LENGTH, naming where it came from, never the token; else undefined. */
+export function adminTokenWarning(admin: { value: string; source: string }): string | undefined {
+  if (admin.value.length >= ADMIN_TOKEN_ADVISED_LENGTH) return undefined;
+  const where = admin.source === 'environment' ? 'HEARTH_ADMIN_TOKEN' : `the admin token in ${admin.source}`;
+  return `${where} is ${admin.value.length} character(s) long, easy to guess, and it reaches every project: use at least ${ADMIN_TOKEN_ADVISED_LENGTH} (try: openssl rand -base64 32)`;
+}
+
+/**
  * A secret from the environment, else from `<dataDir>/<file>`, else generated into that file
  * (mode 0600, written whole or not at all). A file that other users can read, or that is empty
  * or too short, is refused with an ExitError saying what to do: it is never silently replaced.

@@ -3,7 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import { request as httpRequest } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { bodyProblem, MAX_BODY_DEPTH, syntaxReason } from './body-parser.ts';
+import { clientErrorOf, errorBody } from './app-errors.ts';
 import { ADMIN, createConfig, createDeployment, errorCode, registerServer, testApp } from './test-support.ts';
 
 const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -188,6 +191,191 @@ test('a body that is not JSON is refused without its text reaching the log', asy
     assert.doesNotMatch(reply.body, /S3CRET/);
     assert.ok(lines.length > 0, 'the request was logged');
     assert.doesNotMatch(lines.join(''), /S3CRET/);
+  } finally {
+    await done();
+  }
+});
+
+test('guest routes authenticate before they read the body: no or a bad credential is a 401 whatever is sent', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const deploymentId = await createDeployment(app, await createConfig(app), server.id);
+    const accessKeyId = server.token.split(':')[0]!;
+    const callers: Array<[string, Record<string, string>, string]> = [
+      ['no credential', {}, 'ERR_AUTH_MISSING'],
+      ['a wrong secret', { authorization: `Bearer ${accessKeyId}:wrong` }, 'ERR_AUTH_INVALID'],
+      ['an unknown key', { authorization: `Bearer ${'0'.repeat(32)}:wrong` }, 'ERR_AUTH_INVALID'],
+    ];
+    const bodies: Array<[string, string]> = [
+      ['malformed', '{"deploy_status_code":'],
+      ['schema-invalid', '{"deploy_status_code":{"not":"a code"},"samples":7,"message":[1]}'],
+      ['oversized', `{"deploy_stdout":"${'x'.repeat(1100 * 1024)}"}`],
+    ];
+    const routes = [
+      `/v1/guest/deployments/${deploymentId}/signal`,
+      `/v1/guest/deployments/${deploymentId}/heartbeat`,
+      '/v1/guest/deployments/not-a-uuid/signal',
+      `/v1/guest/deployments/${deploymentId}/signal?unknown=1&action=not-a-uuid`,
+      '/v1/guest/metrics',
+    ];
+    for (const [who, headers, code] of callers) {
+      for (const url of routes) {
+        for (const [kind, payload] of bodies) {
+          const reply = await app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload });
+          assert.equal(reply.statusCode, 401, `${who}, ${kind} body, ${url}: ${reply.body.slice(0, 200)}`);
+          assert.equal(errorCode(reply), code, `${who}, ${kind} body, ${url}`);
+        }
+      }
+      const badQuery = await app.inject({ url: '/v1/guest/metadata?wait=soon&extra=1', headers });
+      assert.equal(badQuery.statusCode, 401, `${who}, a bad query on metadata: ${badQuery.body.slice(0, 200)}`);
+    }
+    // The operator's token is a valid credential, but not for the guest API: 403, body unread.
+    const operator = await app.inject({ method: 'POST', url: routes[0]!, headers: ADMIN, payload: bodies[0]![1] });
+    assert.equal(operator.statusCode, 403, operator.body);
+    // A forged or repeated capability token is a bad credential too.
+    for (const query of ['?token=forged', '?token=a&token=b', `?token=x&action=a&action=b`]) {
+      const reply = await app.inject({ method: 'POST', url: `${routes[0]!}${query}`, payload: bodies[1]![1] });
+      assert.equal(reply.statusCode, 401, `${query}: ${reply.body.slice(0, 200)}`);
+    }
+    const still = await app.inject({ url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN });
+    assert.equal(still.json().software_deployment.status, 'IN_PROGRESS', 'nothing refused changed the deployment');
+    // A valid credential still gets the schema's 400, and the body is read.
+    const invalid = await app.inject({ method: 'POST', url: routes[0]!, headers: server.auth, payload: bodies[0]![1] });
+    assert.equal(invalid.statusCode, 400);
+    assert.equal(errorCode(invalid), 'ERR_REQUEST_BODY_MALFORMED');
+  } finally {
+    await done();
+  }
+});
+
+test('a guest request without a credential is refused before its body arrives', async () => {
+  const { app, done } = await testApp();
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    // Announces a 1 MiB body and sends none of it: the 401 must come without waiting for it.
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/guest/deployments/00000000-0000-4000-8000-000000000000/signal',
+          headers: { 'content-type': 'application/json', 'content-length': String(1024 * 1024) },
+          timeout: 5000,
+        },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+          request.destroy();
+        },
+      );
+      request.on('timeout', () => {
+        request.destroy();
+        reject(new Error('no answer within 5 s: the server waited for the body'));
+      });
+      request.on('error', reject);
+      request.flushHeaders();
+    });
+    assert.equal(status, 401);
+  } finally {
+    await done();
+  }
+});
+
+/** Sends raw bytes to a listening app; resolves with all it answered before closing (at most 5 s). */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let answer = '';
+    const timer = setTimeout(() => socket.destroy(), 5000);
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+  });
+}
+
+test("requests Node's HTTP parser refuses get a coded JSON body, and their bytes never reach the log", async () => {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString());
+      callback();
+    },
+  });
+  const { app, done } = await testApp({ logger: { level: 'trace', stream } });
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const secret = 'Bearer 0123456789abcdef0123456789abcdef:S3CRET-VALUE';
+    const cases: Array<[string, string, number, string, RegExp]> = [
+      [
+        'headers over 16 KiB',
+        `GET /v1/guest/metadata HTTP/1.1\r\nHost: h\r\nAuthorization: ${secret}\r\nX-Padding: ${'p'.repeat(20 * 1024)}\r\n\r\n`,
+        431,
+        'ERR_REQUEST_HEADERS_TOO_LARGE',
+        /16384 bytes/,
+      ],
+      ['a malformed request line', `S3CRET-VALUE /v1/guest/metadata\r\n\r\n`, 400, 'ERR_REQUEST_INVALID', /HPE_INVALID_METHOD/],
+      [
+        'bad chunked encoding',
+        `POST /v1/default/software_configs HTTP/1.1\r\nHost: h\r\nX-Auth-Token: admin-secret\r\nAuthorization: ${secret}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nS3CRET-VALUE\r\n0\r\n\r\n`,
+        400,
+        'ERR_REQUEST_INVALID',
+        /HPE_INVALID_CHUNK_SIZE/,
+      ],
+    ];
+    for (const [name, bytes, status, code, message] of cases) {
+      const answer = await rawExchange(port, bytes);
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      assert.match(head, new RegExp(`^HTTP/1.1 ${status} `), `${name}: ${answer.slice(0, 300)}`);
+      assert.match(head, /content-type: application\/json/i, name);
+      const parsed = JSON.parse(body) as { code: number; error: { code: string; message: string } };
+      assert.equal(parsed.code, status, name);
+      assert.equal(parsed.error.code, code, name);
+      assert.match(parsed.error.message, message, name);
+      assert.doesNotMatch(answer, /S3CRET/, `${name}: the request is not echoed back`);
+    }
+    assert.doesNotMatch(lines.join(''), /S3CRET|X-Padding|pppp/, 'no raw request bytes in the log, even at trace');
+    const still = await app.inject({ url: '/healthz' });
+    assert.equal(still.statusCode, 200, 'the server keeps serving');
+    // A client too slow to send its headers (Node's headersTimeout) is told so, in seconds.
+    const slow = clientErrorOf('ERR_HTTP_REQUEST_TIMEOUT', 60_000);
+    assert.equal(slow.statusCode, 408);
+    assert.equal(errorBody(slow).error.message, 'The request did not arrive within 60 s: send it again.');
+  } finally {
+    await done();
+  }
+});
+
+test('a known path with the wrong method is a 405 with an Allow header; an unknown path stays a 404', async () => {
+  const { app, done } = await testApp();
+  try {
+    const deployment = '/v1/guest/deployments/00000000-0000-4000-8000-000000000000';
+    const cases: Array<[string, string, string]> = [
+      ['DELETE', '/v1/guest/metadata', 'GET, HEAD'],
+      ['POST', '/v1/guest/metadata?wait=5', 'GET, HEAD'],
+      ['GET', `${deployment}/signal`, 'POST'],
+      ['PUT', `${deployment}/heartbeat/`, 'POST'],
+      ['DELETE', '/v1/default/software_configs', 'GET, HEAD, POST'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const reply = await app.inject({ method: method as 'GET', url, payload: method === 'GET' ? undefined : {} });
+      assert.equal(reply.statusCode, 405, `${method} ${url}: ${reply.body.slice(0, 200)}`);
+      assert.equal(reply.headers.allow, allow, `${method} ${url}`);
+      assert.equal(errorCode(reply), 'ERR_METHOD_NOT_ALLOWED');
+      assert.equal(reply.json().error.details.path, url.split('?')[0], 'the path, without its query');
+    }
+    for (const url of ['/v1/guest/nothing', `${deployment}/unknown`, '/v2/nothing']) {
+      const reply = await app.inject({ method: 'DELETE', url });
+      assert.equal(reply.statusCode, 404, url);
+      assert.equal(reply.headers.allow, undefined, url);
+      assert.equal(errorCode(reply), 'ERR_ROUTE_NOT_FOUND', url);
+    }
   } finally {
     await done();
   }

@@ -2,7 +2,6 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DeploymentSignal, Heartbeat, MetadataQuery, Uuid } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
-import type { Principal } from '../../auth/principal.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { abortOnClose } from '../abort.ts';
@@ -10,6 +9,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MetadataSnapshot } from '../../domain/metadata.ts';
 import { ifNoneMatchHits } from '../etag.ts';
 import { ANY_TOPIC, topics } from '../../feed/feed.ts';
+import { guestMetricRoutes } from './metrics.ts';
+import { guestAuthHook, guestPrincipal, onlyAgent, type Agent } from './auth-hook.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -23,24 +24,9 @@ async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
-type Agent = Extract<Principal, { kind: 'agent' }>;
-
-/** The agent's own server, or ERR_AUTH_FORBIDDEN for any other principal. */
-function onlyAgent(principal: Principal): Agent {
-  if (principal.kind !== 'agent')
-    throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "the guest API takes a server's agent credential, not the operator token" });
-  return principal;
-}
-
-/** The calling agent (see `onlyAgent`). */
-async function agentOnly(services: Services, request: FastifyRequest): Promise<Agent> {
-  return onlyAgent(await services.auth.principal(request));
-}
-
-/** `agentOnly` without a promise; undefined when the agent's credential is not cached yet. */
-function agentNow(services: Services, request: FastifyRequest): Agent | undefined {
-  const principal = services.auth.principalNow(request);
-  return principal && onlyAgent(principal);
+/** The calling agent, as `guestAuthHook` authenticated it (the metadata route takes no capability). */
+function agentOf(request: FastifyRequest): Agent {
+  return onlyAgent(guestPrincipal(request));
 }
 
 /** Replies with a metadata snapshot: 304 when `If-None-Match` names it, else the document. */
@@ -66,16 +52,15 @@ function sendMetadata(
   return reply.type('application/json').send(snapshot.body);
 }
 
-/** The metadata reply that needs the store or a wait: an agent not cached yet, a document to build, a long-poll. */
+/** The metadata reply that needs the store or a wait: a document to build, a long-poll. */
 async function sendMetadataLater(
   services: Services,
   request: FastifyRequest,
   reply: FastifyReply,
-  known: Agent | undefined,
+  agent: Agent,
   ifNoneMatch: string | undefined,
   wait: number,
 ): Promise<FastifyReply> {
-  const agent = known ?? (await agentOnly(services, request));
   let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
   if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) {
     snapshot = await waitWhileValid(services, request, reply, agent, snapshot.etag, wait);
@@ -124,28 +109,20 @@ async function waitWhileValid(
   return snapshot;
 }
 
-/** The signal URL's capability token, else the agent credential of the deployment's server. */
-async function signalPrincipal(
-  services: Services,
-  request: FastifyRequest,
-  deploymentId: string,
-  token: string | undefined,
-  action: string | undefined,
-): Promise<Principal> {
-  return services.auth.capability(deploymentId, token, action) ?? (await agentOnly(services, request));
-}
-
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
+  app.addHook('onRequest', guestAuthHook(services));
+  // Registered here, under the hook, so that metrics are authenticated before their body is read too.
+  await app.register(guestMetricRoutes, { services });
   app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, (request, reply) => {
-    // An agent's poll: answered without a promise when its credential and its document are cached
-    // and it does not ask to wait for a change (nearly every poll, most of them 304s).
+    // An agent's poll: answered without a promise when its document is cached and it does not ask
+    // to wait for a change (nearly every poll, most of them 304s).
     const ifNoneMatch = request.headers['if-none-match'];
     const wait = request.query.wait ?? 0;
-    const agent = agentNow(services, request);
-    const snapshot = agent && services.metadata.cached(agent.serverId);
-    if (agent && snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag))) {
+    const agent = agentOf(request);
+    const snapshot = services.metadata.cached(agent.serverId);
+    if (snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag))) {
       return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
     }
     return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait);
@@ -159,7 +136,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, headers: SignalHeaders, body: DeploymentSignal },
     },
     async (request) => {
-      const principal = await signalPrincipal(services, request, request.params.id, request.query.token, request.query.action);
+      const principal = guestPrincipal(request);
       try {
         const ack = await services.signals.signal(principal, request.params.id, request.body, request.headers['idempotency-key']);
         services.metrics.signals.inc({ result: ack.duplicate ? 'duplicate' : ack.status.toLowerCase() });
@@ -179,8 +156,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat },
     },
     async (request) => {
-      const principal = await signalPrincipal(services, request, request.params.id, request.query.token, request.query.action);
-      return services.signals.heartbeat(principal, request.params.id, request.body);
+      return services.signals.heartbeat(guestPrincipal(request), request.params.id, request.body);
     },
   );
 };
