@@ -1,7 +1,7 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { createServices, type Services } from './services.ts';
+import { createServices, type Services, type ServicesOptions } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-evaluator.ts';
 import { answerClientError, errorBody, installErrorHandlers } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
@@ -46,6 +46,26 @@ declare module 'fastify' {
 }
 
 /** Builds hearth-server: every route family, ready for `listen` or `inject`. It never listens. */
+/** How long a migration at start runs before the log says which one it is. */
+const SLOW_MIGRATION_MS = 1000;
+
+/**
+ * Logs the migrations at start that take a while (an index on a large table): which one runs, then
+ * how long it took. Quick ones, such as every migration of a fresh data dir, are not logged.
+ */
+function slowMigrationLog(log: FastifyBaseLogger): NonNullable<ServicesOptions['onMigration']> {
+  let slow: NodeJS.Timeout | undefined;
+  return (progress) => {
+    clearTimeout(slow);
+    if (progress.phase === 'start') {
+      slow = setTimeout(() => log.info({ migration: progress.name }, `applying migration ${progress.name} ...`), SLOW_MIGRATION_MS);
+      slow.unref();
+    } else if (progress.ms >= SLOW_MIGRATION_MS) {
+      log.info({ migration: progress.name, ms: progress.ms }, `applied migration ${progress.name} in ${progress.ms} ms`);
+    }
+  };
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger
@@ -84,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
     alarms: options.alarms,
     logError: (error) => app.log.error({ err: error }, 'background task failed'),
+    onMigration: slowMigrationLog(app.log),
   });
   app.decorate('services', services);
   app.setValidatorCompiler(createValidatorCompiler());

@@ -149,6 +149,9 @@ test(
   withDir(async (dir) => {
     const first = await hearthServer(['migrate', '--data-dir', dir]);
     assert.equal(first.code, 0, first.stderr);
+    // Each migration is shown as it starts and ends, then the summary.
+    assert.match(first.stdout, /^applying 0001_\S+ \.\.\.\napplied 0001_\S+ \(\d+ ms\)\napplying 0002_/);
+    assert.match(first.stdout, /\napplied: 0001_/);
     const db = new Database(join(dir, 'hearth.db'));
     db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('0099_from_the_future', new Date().toISOString());
     const tables = () => db.prepare("select name from sqlite_master where type = 'table' order by name").all();

@@ -151,7 +151,15 @@ async function migrate(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
   let store: Store | undefined;
   try {
-    store = openStore({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl });
+    store = openStore({
+      dataDir: settings.dataDir,
+      databaseUrl: settings.databaseUrl,
+      // One line per migration as it starts and ends: a long one (an index on a large table) shows where it is.
+      onMigration: (progress) =>
+        process.stdout.write(
+          progress.phase === 'start' ? `applying ${progress.name} ...\n` : `applied ${progress.name} (${progress.ms} ms)\n`,
+        ),
+    });
     const applied = await store.migrate();
     warnIfReadable(settings);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'the database is up to date\n');

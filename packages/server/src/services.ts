@@ -1,5 +1,5 @@
 import type { DeploymentRow } from './store/schema.ts';
-import { openStore, type Store } from './store/store.ts';
+import { openStore, type Store, type StoreOptions } from './store/store.ts';
 import { createLocalFeed, type Feed } from './feed/feed.ts';
 import { SecretDeriver } from './auth/secrets.ts';
 import { Authenticator } from './auth/hooks.ts';
@@ -34,6 +34,8 @@ export interface ServicesOptions {
   publicUrl: string;
   /** Where unexpected background errors go. */
   logError: (error: unknown) => void;
+  /** Told as each migration at start begins and ends (the server logs it). */
+  onMigration?: StoreOptions['onMigration'];
   /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
   alarms?: AlarmSettings;
 }
@@ -77,6 +79,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     onRemoteCommit: (topics) => feed.publish(topics),
     onResync: () => feed.wakeAll(),
     logError: options.logError,
+    onMigration: options.onMigration,
   });
   await store.migrate();
   await ensureDefaultProject(store);
