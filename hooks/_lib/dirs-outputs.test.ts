@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDir, hookDirs, hookEnvPrefix, hookPath, toolCommand } from './dirs.ts';
-import { clearOutputs, collectOutputs, outputsBase } from './outputs.ts';
+import { clearOutputs, collectOutputs, MAX_OUTPUT_FILE_BYTES, MAX_OUTPUTS_TOTAL_BYTES, outputCutMarker, outputsBase } from './outputs.ts';
 import type { Deployment } from './deployment.ts';
 
 test('hookDirs: the originals defaults, HEAT_<GROUP>_WORKING/_OUTPUTS overrides, HEARTH_ROOT prefix', () => {
@@ -55,4 +56,60 @@ test('outputs: read whole files with trailing newline, missing ones omitted, nam
   assert.equal(existsSync(`${base}.a`), false);
   assert.equal(existsSync(join(dir, 'secret')), true);
   assert.deepEqual(collectOutputs(base, deployment), {});
+});
+
+function outputsDeployment(names: string[]): Deployment {
+  return {
+    id: 'dep',
+    name: 'dep',
+    group: 'script',
+    creationTime: '',
+    config: null,
+    inputs: [],
+    outputs: names.map((name) => ({ name, errorOutput: false })),
+    options: {},
+  };
+}
+
+test('a 5 MiB output file: only its last MiB is read, behind a line counting the bytes cut', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outputs-'));
+  const deployment = outputsDeployment(['big']);
+  const base = outputsBase(dir, deployment);
+  const body = Buffer.concat([Buffer.from('HEAD\n'), Buffer.alloc(5 * 1024 * 1024, 'x'), Buffer.from('\nthe end\n')]);
+  writeFileSync(`${base}.big`, body);
+  const value = collectOutputs(base, deployment).big!;
+  const cut = body.length - MAX_OUTPUT_FILE_BYTES;
+  assert.ok(value.startsWith(outputCutMarker('big', cut)), value.slice(0, 100));
+  assert.equal(value.length, outputCutMarker('big', cut).length + MAX_OUTPUT_FILE_BYTES);
+  assert.ok(value.endsWith('x\nthe end\n'));
+  assert.ok(!value.includes('HEAD'));
+});
+
+test('outputs share 2 MiB fairly: short files stay whole, long ones split the rest; a cut never splits a character', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outputs-'));
+  const deployment = outputsDeployment(['a', 'b', 'c', 'small']);
+  const base = outputsBase(dir, deployment);
+  for (const name of ['a', 'b', 'c']) writeFileSync(`${base}.${name}`, 'é'.repeat(1024 * 1024) + name);
+  writeFileSync(`${base}.small`, 'ok\n');
+  const values = collectOutputs(base, deployment);
+  assert.equal(values.small, 'ok\n');
+  const total = Object.values(values).reduce((sum, value) => sum + Buffer.byteLength(value), 0);
+  assert.ok(total <= MAX_OUTPUTS_TOTAL_BYTES + 3 * 100, `${total} bytes`);
+  for (const name of ['a', 'b', 'c']) {
+    const value = values[name]!;
+    assert.match(value, new RegExp(`^\\[hook: the first \\d+ bytes of output ${name} were cut\\]\\n(é)+${name}$`));
+    assert.ok(!value.includes('\uFFFD'));
+    assert.ok(Buffer.byteLength(value) > 600_000, `${name}: a fair share, ${Buffer.byteLength(value)} bytes`);
+  }
+});
+
+test('an output that is a FIFO or a device is left out, never waited on or read without end', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outputs-'));
+  const deployment = outputsDeployment(['fifo', 'zero', 'ok']);
+  const base = outputsBase(dir, deployment);
+  const made = spawnSync('mkfifo', [`${base}.fifo`]);
+  assert.equal(made.status, 0, String(made.stderr));
+  symlinkSync('/dev/zero', `${base}.zero`);
+  writeFileSync(`${base}.ok`, 'fine');
+  assert.deepEqual(collectOutputs(base, deployment), { ok: 'fine' });
 });
