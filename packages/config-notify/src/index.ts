@@ -1,6 +1,7 @@
 export * from './route.ts';
 export * from './signal-data.ts';
 export * from './trim.ts';
+export * from './status-code.ts';
 export * from './backoff.ts';
 export * from './outbox.ts';
 export * from './transports.ts';
@@ -9,4 +10,5 @@ export * from './queue.ts';
 export * from './drain.ts';
 export * from './heartbeat.ts';
 export * from './options.ts';
-export { EXIT_NOT_QUEUED, main, VERSION, type MainIo } from './main.ts';
+export * from './exit-codes.ts';
+export { main, VERSION, type MainIo } from './main.ts';

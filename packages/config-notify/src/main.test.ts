@@ -2,11 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ExitError } from '@hearth/agent-kit';
+import { EXIT_CONFIG, EXIT_INTERNAL } from './exit-codes.ts';
 import { EXIT_NOT_QUEUED, main } from './main.ts';
 import { parseCommandLine } from './options.ts';
 import { deploymentWith, startFake } from './test-support.ts';
@@ -95,6 +96,53 @@ test('a 5 MB stdout with non-UTF-8 bytes signals: body within 1 MiB, valid JSON,
     assert.ok(result.log.some((l) => /not valid UTF-8/.test(String(l.msg))));
     assert.ok(result.log.some((l) => l.msg === 'signal value cut to fit the size limit, its end kept' && l.field === 'deploy_stdout'));
     assert.deepEqual(readdirSync(outbox), [], 'delivered: nothing left queued');
+  } finally {
+    await fake.close();
+  }
+});
+
+test('20 000 outputs against a server that answers 413 past 1 MiB: delivered, status code kept, exit 0', async () => {
+  const fake = await startFake((request) =>
+    request.body.length > 1024 * 1024 ? { status: 413, body: '{"error":{"message":"too large"}}' } : { status: 200, body: '{}' },
+  );
+  try {
+    const { env, deployment, outbox } = files(hearth(fake.url));
+    const signal: Record<string, unknown> = { deploy_stdout: 'ok\n', deploy_stderr: '', deploy_status_code: 6 };
+    for (let i = 0; i < 20_000; i += 1) signal[`out_${i}`] = 'v'.repeat(60);
+    const result = await run([deployment], env, JSON.stringify(signal));
+    assert.equal(result.code, 0, JSON.stringify(result.log.filter((l) => l.level !== 'warn')));
+    assert.equal(fake.requests.length, 1);
+    assert.ok(fake.requests[0]!.body.length <= 1024 * 1024, `${fake.requests[0]!.body.length} bytes`);
+    const sent = JSON.parse(fake.requests[0]!.body.toString('utf8'));
+    assert.equal(sent.deploy_status_code, 6);
+    assert.match(sent.deploy_stderr, /value\(s\) dropped to fit the signal size limit/);
+    const warnings = result.log.filter((l) => /to fit the size limit/.test(String(l.msg)));
+    assert.equal(warnings.length, 1, 'one summary line, not one per output');
+    assert.deepEqual(readdirSync(outbox), []);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('a status code hearth-server refuses (a message longer than 64 characters) is sent cut, not lost to a 400', async () => {
+  const fake = await startFake((request) => {
+    const code = (JSON.parse(request.body.toString('utf8')) as { deploy_status_code?: unknown }).deploy_status_code;
+    return typeof code === 'string' && code.length > 64
+      ? { status: 400, body: '{"error":{"message":"too long"}}' }
+      : { status: 200, body: '{}' };
+  });
+  try {
+    const { env, deployment } = files(hearth(fake.url));
+    const message = 'Error: the service failed to start because its port 8080 is already in use by another process';
+    const result = await run(
+      [deployment],
+      env,
+      JSON.stringify({ deploy_stdout: '', deploy_stderr: 'boom\n', deploy_status_code: message }),
+    );
+    assert.equal(result.code, 0, JSON.stringify(result.log));
+    const sent = JSON.parse(fake.requests.at(-1)!.body.toString('utf8'));
+    assert.equal(sent.deploy_status_code, message.slice(0, 64));
+    assert.equal(sent.deploy_stderr, `boom\n[heat-config-notify: deploy_status_code was ${message}]\n`);
   } finally {
     await fake.close();
   }
@@ -215,11 +263,27 @@ test('--heartbeat posts to the heartbeat URL with the signal token; other transp
   }
 });
 
-test('usage errors are exit 1 with a message; flags and env are read', () => {
-  const fails = (argv: string[], pattern: RegExp) =>
+test('an unexpected error (stdin failing) is exit 70, never the 1 of a refused signal', async () => {
+  const { env, deployment } = files(hearth('http://127.0.0.1:9'));
+  const failingStdin = new Readable({
+    read() {
+      this.destroy(new Error('EIO: i/o error, read'));
+    },
+  });
+  await assert.rejects(
+    main([deployment], { env, stdin: failingStdin, stderr: sink().stream, stdout: sink().stream, stop: new AbortController().signal }),
+    (e: unknown) =>
+      e instanceof ExitError &&
+      e.exitCode === EXIT_INTERNAL &&
+      /internal error: EIO: i\/o error, read; .*hand it over again/.test(e.message),
+  );
+});
+
+test('usage and configuration errors are exit 78 (EX_CONFIG, never the 1 of a refusal), naming the flag or env var', () => {
+  const fails = (argv: string[], pattern: RegExp, env: NodeJS.ProcessEnv = {}) =>
     assert.throws(
-      () => parseCommandLine(argv, {}),
-      (e: unknown) => e instanceof ExitError && e.exitCode === 1 && pattern.test(e.message),
+      () => parseCommandLine(argv, env),
+      (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_CONFIG && pattern.test(e.message),
     );
   fails([], /no deployment file given/);
   fails(['a.json', 'b.json'], /one deployment file expected/);
@@ -229,6 +293,10 @@ test('usage errors are exit 1 with a message; flags and env are read', () => {
   fails(['--heartbeat', '--progress', '120', 'a.json'], /--progress must be a number from 0 to 100/);
   fails(['--retry-base-ms', 'soon', 'a.json'], /--retry-base-ms must be a positive whole number/);
   fails(['--bogus'], /Unknown option '--bogus'/);
+  fails(['a.json'], /^\$HEARTH_NOTIFY_TIMEOUT_MS must be a positive whole number, not "30s"/, { HEARTH_NOTIFY_TIMEOUT_MS: '30s' });
+  fails(['a.json'], /^\$HEARTH_NOTIFY_MAX_BODY_BYTES must be/, { HEARTH_NOTIFY_MAX_BODY_BYTES: '1MiB' });
+  fails(['a.json'], /^\$HEARTH_LOG_FORMAT must be json or text, not "txt"/, { HEARTH_LOG_FORMAT: 'txt' });
+  fails(['--timeout-ms', '0', 'a.json'], /^--timeout-ms must be/, { HEARTH_NOTIFY_TIMEOUT_MS: '5' });
   const parsed = parseCommandLine(['--drain', '--follow'], { HEARTH_ROOT: '/tmp/r', HEARTH_NOTIFY_RETRY_CAP_MS: '5000' });
   assert.equal(parsed.action, 'drain');
   assert.ok(parsed.action === 'drain' && parsed.mode === 'follow');
@@ -236,12 +304,28 @@ test('usage errors are exit 1 with a message; flags and env are read', () => {
   assert.deepEqual(parsed.action === 'drain' && parsed.options.backoff, { baseMs: 1000, capMs: 5000 });
 });
 
-test('the bin: no argument exits 1 (as the original), --help exits 0', () => {
+test('the bin: no argument, a mistyped env value or an unreadable deployment file exit 78, not 1; --help exits 0', () => {
   const env = { ...process.env };
   delete env.NODE_EXTRA_CA_CERTS;
   const bare = spawnSync(process.execPath, [BIN], { encoding: 'utf8', env });
-  assert.equal(bare.status, 1);
+  assert.equal(bare.status, EXIT_CONFIG);
   assert.match(bare.stderr, /heat-config-notify: no deployment file given/);
+  const { deployment, outbox } = files(hearth('http://127.0.0.1:9'));
+  const typo = spawnSync(process.execPath, [BIN, deployment], {
+    encoding: 'utf8',
+    env: { ...env, HEARTH_OUTBOX_DIR: outbox, HEARTH_NOTIFY_RETRY_BASE_MS: '1s' },
+    input: '{"deploy_status_code":0}',
+  });
+  assert.equal(typo.status, EXIT_CONFIG, typo.stderr);
+  assert.match(typo.stderr, /\$HEARTH_NOTIFY_RETRY_BASE_MS must be a positive whole number, not "1s"/);
+  assert.equal(existsSync(outbox), false, 'nothing queued');
+  const unreadable = spawnSync(process.execPath, [BIN, join(outbox, 'missing.json')], {
+    encoding: 'utf8',
+    env: { ...env, HEARTH_OUTBOX_DIR: outbox },
+    input: '{}',
+  });
+  assert.equal(unreadable.status, EXIT_CONFIG, unreadable.stderr);
+  assert.match(unreadable.stderr, /cannot read the deployment file .*missing\.json/);
   const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8', env });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /heat-config-notify \[--wait\] DEPLOYMENT\.json < signal\.json/);

@@ -2,6 +2,7 @@
 // a heartbeat. Resolves to the exit code; only bin.ts exits.
 import { closeHttpConnections, createLogger, ExitError, type Logger } from '@hearth/agent-kit';
 import { deliverUntilSettled, drainOutbox } from './drain.ts';
+import { EXIT_INTERNAL, EXIT_NOT_QUEUED } from './exit-codes.ts';
 import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
 import { sendHeartbeat } from './heartbeat.ts';
 import { helpText, parseCommandLine, type NotifyOptions } from './options.ts';
@@ -13,12 +14,7 @@ import { parseSignalData, readAll } from './signal-data.ts';
 /** The version printed by --version. */
 export const VERSION = '0.1.0+hearth';
 
-/**
- * Exit code when the signal could not be queued (the outbox could not be written: full, read-only, not a
- * directory): nothing was sent or kept, so the caller must hand it over again (EX_TEMPFAIL). heat-config does;
- * it takes exit 1 (a refused or unsendable signal) as final.
- */
-export const EXIT_NOT_QUEUED = 75;
+export { EXIT_NOT_QUEUED };
 
 /** Queues the signal; an outbox that cannot be written is ExitError(EXIT_NOT_QUEUED) naming the dir and the reason. */
 async function queueOrTempFail(...args: Parameters<typeof queueSignal>): ReturnType<typeof queueSignal> {
@@ -70,8 +66,24 @@ function notifyExitCode(result: AttemptResult, wait: boolean): number {
   return 1;
 }
 
-/** Runs the command line; resolves to the exit code. */
+/**
+ * Runs the command line; resolves to the exit code. An unexpected error is ExitError(EXIT_INTERNAL), never the
+ * 1 of a refused signal: the caller cannot tell whether the signal was queued, so it must hand it over again.
+ */
 export async function main(argv: string[], io: MainIo = {}): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    if (error instanceof ExitError) throw error;
+    const reason = error instanceof Error ? error.message || error.name : String(error);
+    throw new ExitError(
+      EXIT_INTERNAL,
+      `internal error: ${reason}; the signal may not be queued: hand it over again (heat-config does on its next run)`,
+    );
+  }
+}
+
+async function run(argv: string[], io: MainIo): Promise<number> {
   const command = parseCommandLine(argv, io.env ?? process.env);
   const stdout = io.stdout ?? process.stdout;
   if (command.action === 'help') {

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { agentPaths, ExitError, isLogLevel, type LogLevel } from '@hearth/agent-kit';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
+import { EXIT_CONFIG } from './exit-codes.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './trim.ts';
 
 /** What the command line asks for. */
@@ -63,18 +64,27 @@ Options:
   -h, --help             this text
   --version              the version
 
-Exit status: 0 delivered, queued, or nothing to send (NO_SIGNAL); 1 bad usage or input
-(missing deployment file, ZAQAR_SIGNAL), a signal the server rejected (4xx), or with --wait a
-signal that was finally not delivered; --drain exits 1 when it dropped a rejected or expired signal.
-75 when the signal could not be written to the outbox (nothing sent: hand it over again).
+Exit status: 0 delivered, queued, or nothing to send (NO_SIGNAL); 1 a signal settled for good
+without delivery: the server rejected it (4xx), the deployment cannot be signalled (ZAQAR_SIGNAL,
+missing inputs), or with --wait it was finally not delivered; --drain exits 1 when it dropped a
+rejected or expired signal. These mean "nothing sent: fix this machine, hand it over again":
+70 an internal error, 75 the outbox could not be written, 78 bad usage, a bad flag or
+HEARTH_NOTIFY_*/HEARTH_LOG_FORMAT value, or a deployment file that cannot be read.
 `;
 }
 
-/** A positive integer from a flag or env var, else the default; anything else is ExitError(1). */
-function positiveInt(value: string | undefined, name: string, fallback: number): number {
+/** A setting from its flag, else its env var (empty is unset), and the name of whichever gave it, for errors. */
+function setting(flagValue: string | undefined, flag: string, env: NodeJS.ProcessEnv, envVar: string): { value?: string; from: string } {
+  if (flagValue !== undefined) return { value: flagValue, from: flag };
+  const value = env[envVar];
+  return value === undefined || value === '' ? { from: flag } : { value, from: `$${envVar}` };
+}
+
+/** A positive integer from a setting, else the default; anything else is ExitError(EXIT_CONFIG) naming the flag or env var. */
+function positiveInt({ value, from }: { value?: string; from: string }, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   if (!/^\d+$/.test(value.trim()) || Number(value) <= 0)
-    throw new ExitError(1, `${name} must be a positive whole number, not ${JSON.stringify(value)}`);
+    throw new ExitError(EXIT_CONFIG, `${from} must be a positive whole number, not ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -105,47 +115,50 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
       },
     });
   } catch (error) {
-    throw new ExitError(1, `${(error as Error).message}\n\n${helpText()}`);
+    throw new ExitError(EXIT_CONFIG, `${(error as Error).message}\n\n${helpText()}`);
   }
   const { values, positionals } = parsed;
   if (values.help) return { action: 'help' };
   if (values.version) return { action: 'version' };
-  const logFormat = values['log-format'] ?? (env[NOTIFY_ENV.logFormat] || 'json');
+  const format = setting(values['log-format'], '--log-format', env, NOTIFY_ENV.logFormat);
+  const logFormat = format.value ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text')
-    throw new ExitError(1, `--log-format must be json or text, not ${JSON.stringify(logFormat)}`);
+    throw new ExitError(EXIT_CONFIG, `${format.from} must be json or text, not ${JSON.stringify(logFormat)}`);
   const logLevel = values['log-level'] ?? 'info';
-  if (!isLogLevel(logLevel)) throw new ExitError(1, `--log-level must be debug, info, warn or error, not ${JSON.stringify(logLevel)}`);
-  const baseMs = positiveInt(values['retry-base-ms'] ?? env[NOTIFY_ENV.retryBaseMs], '--retry-base-ms', DEFAULT_BACKOFF.baseMs);
-  const capMs = positiveInt(values['retry-cap-ms'] ?? env[NOTIFY_ENV.retryCapMs], '--retry-cap-ms', DEFAULT_BACKOFF.capMs);
+  if (!isLogLevel(logLevel))
+    throw new ExitError(EXIT_CONFIG, `--log-level must be debug, info, warn or error, not ${JSON.stringify(logLevel)}`);
+  const baseMs = positiveInt(setting(values['retry-base-ms'], '--retry-base-ms', env, NOTIFY_ENV.retryBaseMs), DEFAULT_BACKOFF.baseMs);
+  const capMs = positiveInt(setting(values['retry-cap-ms'], '--retry-cap-ms', env, NOTIFY_ENV.retryCapMs), DEFAULT_BACKOFF.capMs);
   const options: NotifyOptions = Object.freeze({
     outboxDir: values['outbox-dir'] ?? agentPaths(env).outboxDir,
     backoff: Object.freeze({ baseMs, capMs: Math.max(capMs, baseMs) }),
-    timeoutMs: positiveInt(values['timeout-ms'] ?? env[NOTIFY_ENV.timeoutMs], '--timeout-ms', 30_000),
-    maxBodyBytes: positiveInt(values['max-body-bytes'] ?? env[NOTIFY_ENV.maxBodyBytes], '--max-body-bytes', DEFAULT_MAX_BODY_BYTES),
+    timeoutMs: positiveInt(setting(values['timeout-ms'], '--timeout-ms', env, NOTIFY_ENV.timeoutMs), 30_000),
+    maxBodyBytes: positiveInt(setting(values['max-body-bytes'], '--max-body-bytes', env, NOTIFY_ENV.maxBodyBytes), DEFAULT_MAX_BODY_BYTES),
     logFormat,
     logLevel,
   });
   const modes = [values.drain, values.heartbeat].filter(Boolean).length;
-  if (modes > 1) throw new ExitError(1, '--drain and --heartbeat cannot be combined');
-  if ((values.once || values.follow) && !values.drain) throw new ExitError(1, '--once and --follow go with --drain');
-  if (values.progress !== undefined && !values.heartbeat) throw new ExitError(1, '--progress goes with --heartbeat');
+  if (modes > 1) throw new ExitError(EXIT_CONFIG, '--drain and --heartbeat cannot be combined');
+  if ((values.once || values.follow) && !values.drain) throw new ExitError(EXIT_CONFIG, '--once and --follow go with --drain');
+  if (values.progress !== undefined && !values.heartbeat) throw new ExitError(EXIT_CONFIG, '--progress goes with --heartbeat');
   if (values.drain) {
-    if (values.once && values.follow) throw new ExitError(1, '--once and --follow cannot be combined');
-    if (positionals.length > 0) throw new ExitError(1, `--drain takes no arguments (got ${positionals.join(' ')})`);
-    if (values.wait) throw new ExitError(1, '--wait goes with a deployment file, not --drain');
+    if (values.once && values.follow) throw new ExitError(EXIT_CONFIG, '--once and --follow cannot be combined');
+    if (positionals.length > 0) throw new ExitError(EXIT_CONFIG, `--drain takes no arguments (got ${positionals.join(' ')})`);
+    if (values.wait) throw new ExitError(EXIT_CONFIG, '--wait goes with a deployment file, not --drain');
     return { action: 'drain', mode: values.once ? 'once' : values.follow ? 'follow' : 'empty', options };
   }
   const [deploymentFile, ...rest] = positionals;
-  if (deploymentFile === undefined) throw new ExitError(1, `no deployment file given\n\n${helpText()}`);
+  if (deploymentFile === undefined) throw new ExitError(EXIT_CONFIG, `no deployment file given\n\n${helpText()}`);
   if (values.heartbeat) {
     let progress: number | undefined;
     if (values.progress !== undefined) {
       progress = Number(values.progress);
       if (values.progress.trim() === '' || !Number.isFinite(progress) || progress < 0 || progress > 100)
-        throw new ExitError(1, `--progress must be a number from 0 to 100, not ${JSON.stringify(values.progress)}`);
+        throw new ExitError(EXIT_CONFIG, `--progress must be a number from 0 to 100, not ${JSON.stringify(values.progress)}`);
     }
     return { action: 'heartbeat', deploymentFile, message: rest.length > 0 ? rest.join(' ') : undefined, progress, options };
   }
-  if (rest.length > 0) throw new ExitError(1, `one deployment file expected, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (rest.length > 0)
+    throw new ExitError(EXIT_CONFIG, `one deployment file expected, got ${positionals.length}: ${positionals.join(' ')}`);
   return { action: 'notify', deploymentFile, wait: values.wait ?? false, options };
 }

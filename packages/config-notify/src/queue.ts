@@ -2,7 +2,8 @@
 import type { Logger } from '@hearth/agent-kit';
 import { entryId, type Outbox, type OutboxEntry } from './outbox.ts';
 import { signalRoute, type DeploymentInfo } from './route.ts';
-import { DEFAULT_MAX_BODY_BYTES, fitSignalBody } from './trim.ts';
+import { acceptedStatusCode } from './status-code.ts';
+import { DEFAULT_MAX_BODY_BYTES, fitSignalBody, type BodyCut } from './trim.ts';
 
 /** How long a signal is retried when the deployment names no timeout: hearth's largest deployment timeout (7 days), in s. */
 export const DEFAULT_SIGNAL_DEADLINE_S = 7 * 24 * 3600;
@@ -29,6 +30,30 @@ export function deploymentTimeoutS(info: DeploymentInfo): number {
   return DEFAULT_SIGNAL_DEADLINE_S;
 }
 
+/** Cuts logged one line each; past this, one summary line (a signal with 20 000 outputs must not log 20 000 lines). */
+export const CUTS_LOGGED_EACH = 10;
+
+function logCuts(log: Logger, deployment: string, cuts: readonly BodyCut[]): void {
+  if (cuts.length > CUTS_LOGGED_EACH) {
+    const dropped = cuts.filter((cut) => cut.dropped);
+    log.warn('signal values cut or dropped to fit the size limit', {
+      deployment,
+      cut: cuts.length - dropped.length,
+      dropped: dropped.length,
+      firstDropped: dropped.slice(0, CUTS_LOGGED_EACH).map((cut) => cut.field),
+      cutBytes: cuts.reduce((sum, cut) => sum + cut.cutBytes, 0),
+    });
+    return;
+  }
+  for (const cut of cuts) {
+    log.warn(cut.dropped ? 'signal value dropped to fit the size limit' : 'signal value cut to fit the size limit, its end kept', {
+      deployment,
+      field: cut.field,
+      cutBytes: cut.cutBytes,
+    });
+  }
+}
+
 /**
  * Queues the signal of a deployment: picks its route (null for NO_SIGNAL: nothing queued), trims
  * the body to the limit, and writes the entry (fsynced, 0600). The deadline is the deployment's
@@ -42,14 +67,13 @@ export async function queueSignal(
   const route = signalRoute(info);
   if (route === null) return null;
   const now = (options.now ?? Date.now)();
-  const fitted = fitSignalBody(data, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-  for (const cut of fitted.cuts) {
-    options.log.warn(cut.dropped ? 'signal value dropped to fit the size limit' : 'signal value cut to fit the size limit, its end kept', {
+  const accepted = acceptedStatusCode(data);
+  if (accepted.changed)
+    options.log.warn('deploy_status_code is not an integer or a short string: sent cut to 64 characters, whole in deploy_stderr', {
       deployment: info.id,
-      field: cut.field,
-      cutBytes: cut.cutBytes,
     });
-  }
+  const fitted = fitSignalBody(accepted.data, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  logCuts(options.log, info.id, fitted.cuts);
   const deadline = (info.createdAtMs ?? now) + deploymentTimeoutS(info) * 1000;
   const createdAt = new Date(now).toISOString();
   const entry: OutboxEntry = {

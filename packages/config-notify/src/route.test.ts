@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit';
+import { EXIT_CONFIG, EXIT_REFUSED } from './exit-codes.ts';
 import { deploymentInfo, readDeployment, signalRoute } from './route.ts';
 import { deploymentWith } from './test-support.ts';
 
@@ -69,16 +70,17 @@ test('ZAQAR_SIGNAL is a clear "not supported" error', () => {
   }
 });
 
-test('readDeployment: missing file, bad JSON and a non-object are exit 1 naming the file', () => {
+test('readDeployment: a file it cannot read is exit 78 (this machine), bad JSON and a non-object exit 1, naming the file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hcn-route-'));
   assert.throws(
     () => readDeployment(join(dir, 'nope.json')),
-    (e: unknown) => e instanceof ExitError && /cannot read the deployment file .*nope\.json/.test(e.message),
+    (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_CONFIG && /cannot read the deployment file .*nope\.json/.test(e.message),
   );
+  const refused = (pattern: RegExp) => (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_REFUSED && pattern.test(e.message);
   writeFileSync(join(dir, 'bad.json'), '{');
-  assert.throws(() => readDeployment(join(dir, 'bad.json')), /bad\.json is not JSON/);
+  assert.throws(() => readDeployment(join(dir, 'bad.json')), refused(/bad\.json is not JSON/));
   writeFileSync(join(dir, 'list.json'), '[]');
-  assert.throws(() => readDeployment(join(dir, 'list.json')), /list\.json is not a JSON object/);
+  assert.throws(() => readDeployment(join(dir, 'list.json')), refused(/list\.json is not a JSON object/));
   writeFileSync(join(dir, 'ok.json'), JSON.stringify(deploymentWith({ a: 1 }, { creation_time: '2024-01-02T03:04:05Z' })));
   const info = readDeployment(join(dir, 'ok.json'));
   assert.deepEqual(info.inputs, { a: 1 });

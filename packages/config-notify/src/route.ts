@@ -2,6 +2,7 @@
 // heat-config-notify chooses (plus hearth's own HEARTH_SIGNAL, named by deploy_signal_transport).
 import { readFileSync } from 'node:fs';
 import { ExitError } from '@hearth/agent-kit';
+import { EXIT_CONFIG, EXIT_REFUSED } from './exit-codes.ts';
 
 /** The transports heat-config-notify delivers to (NO_SIGNAL sends nothing). */
 export type TransportName = 'HEARTH_SIGNAL' | 'CFN_SIGNAL' | 'TEMP_URL_SIGNAL' | 'HEAT_SIGNAL';
@@ -33,19 +34,25 @@ export interface DeploymentInfo {
   inputs: Readonly<Record<string, unknown>>;
 }
 
-/** Reads and checks a deployment file; a missing or unreadable one is ExitError(1), as in the original. */
+/**
+ * Reads and checks a deployment file: one that cannot be read is ExitError(EXIT_CONFIG) (this machine's problem:
+ * the original exited 1); one that is not a deployment is ExitError(EXIT_REFUSED) (it can never be signalled).
+ */
 export function readDeployment(path: string): DeploymentInfo {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ExitError(1, `cannot read the deployment file ${path}: ${(error as Error).message}`);
+    throw new ExitError(
+      EXIT_CONFIG,
+      `cannot read the deployment file ${path}: ${(error as Error).message}; check the path and that this user may read it`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ExitError(1, `the deployment file ${path} is not JSON: ${(error as Error).message}`);
+    throw new ExitError(EXIT_REFUSED, `the deployment file ${path} is not JSON: ${(error as Error).message}`);
   }
   return deploymentInfo(parsed, path);
 }
@@ -53,11 +60,11 @@ export function readDeployment(path: string): DeploymentInfo {
 /** The parts of a parsed deployment object heat-config-notify uses; `source` names it in errors. */
 export function deploymentInfo(parsed: unknown, source = 'the deployment'): DeploymentInfo {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new ExitError(1, `${source} is not a JSON object (expected a deployment with "id" and "inputs")`);
+    throw new ExitError(EXIT_REFUSED, `${source} is not a JSON object (expected a deployment with "id" and "inputs")`);
   const record = parsed as Record<string, unknown>;
   const inputs: Record<string, unknown> = {};
   const list = record.inputs ?? [];
-  if (!Array.isArray(list)) throw new ExitError(1, `${source} has "inputs" that is not a list`);
+  if (!Array.isArray(list)) throw new ExitError(EXIT_REFUSED, `${source} has "inputs" that is not a list`);
   for (const input of list as unknown[]) {
     if (input === null || typeof input !== 'object') continue;
     const { name, value } = input as { name?: unknown; value?: unknown };
@@ -96,7 +103,7 @@ export function signalRoute(info: DeploymentInfo): SignalRoute | null {
   }
   if (text(inputs, 'deploy_queue_id') !== null || declared === 'ZAQAR_SIGNAL') {
     throw new ExitError(
-      1,
+      EXIT_REFUSED,
       `deployment ${info.id} uses ZAQAR_SIGNAL, which heat-config-notify does not support (Zaqar's v1.1 API is gone): ` +
         'deploy it with signal_transport HEARTH_SIGNAL, CFN_SIGNAL, TEMP_URL_SIGNAL or HEAT_SIGNAL',
     );
@@ -107,7 +114,8 @@ export function signalRoute(info: DeploymentInfo): SignalRoute | null {
       (n) => text(inputs, n) === null,
     );
     if (text(inputs, 'deploy_user_id') === null && text(inputs, 'deploy_username') === null) missing.push('deploy_user_id');
-    if (missing.length > 0) throw new ExitError(1, `deployment ${info.id} has deploy_auth_url (HEAT_SIGNAL) but no ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new ExitError(EXIT_REFUSED, `deployment ${info.id} has deploy_auth_url (HEAT_SIGNAL) but no ${missing.join(', ')}`);
     return {
       transport: 'HEAT_SIGNAL',
       authUrl,

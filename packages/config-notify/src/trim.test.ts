@@ -74,3 +74,71 @@ test('a huge non-string output is dropped (listed in cuts) when nothing else mak
 test('the marker names the number of bytes', () => {
   assert.equal(cutMarker(42), '[heat-config-notify: the first 42 bytes were cut to fit the signal size limit]\n');
 });
+
+test('20 000 short string outputs: the body fits, deploy_status_code and the std streams stay, deploy_stderr names what was dropped', () => {
+  const data: Record<string, unknown> = { deploy_stdout: 'ran\n', deploy_stderr: 'warned\n', deploy_status_code: 4 };
+  for (let i = 0; i < 20_000; i += 1) data[`out_${i}`] = 'v'.repeat(60);
+  assert.ok(bytes(JSON.stringify(data)) > DEFAULT_MAX_BODY_BYTES);
+  const fitted = fitSignalBody(data);
+  assert.ok(fitted.bytes <= DEFAULT_MAX_BODY_BYTES, `${fitted.bytes} bytes`);
+  assert.equal(fitted.bytes, bytes(fitted.body));
+  assert.ok(fitted.bytes > DEFAULT_MAX_BODY_BYTES - 8 * 1024, `the room is used: ${fitted.bytes} bytes`);
+  const sent = JSON.parse(fitted.body);
+  assert.equal(sent.deploy_status_code, 4);
+  assert.equal(sent.deploy_stdout, 'ran\n');
+  const dropped = fitted.cuts.filter((cut) => cut.dropped);
+  assert.ok(dropped.length > 0 && dropped.length === fitted.cuts.length, 'short values are dropped whole, never given a marker');
+  for (const cut of dropped) assert.equal(sent[cut.field], undefined);
+  const kept = Object.keys(sent).filter((key) => key.startsWith('out_'));
+  assert.equal(kept.length + dropped.length, 20_000);
+  for (const key of kept) assert.equal(sent[key], 'v'.repeat(60), 'a kept output is whole');
+  assert.match(
+    sent.deploy_stderr,
+    new RegExp(`^warned\\n\\[heat-config-notify: ${dropped.length} value\\(s\\) dropped to fit the signal size limit: out_`),
+  );
+  assert.match(sent.deploy_stderr, / and \d+ more\]\n$/);
+});
+
+test('200 000 non-string outputs are fitted in linear time (one size per value), largest dropped first', () => {
+  const data: Record<string, unknown> = { deploy_status_code: 0, deploy_stdout: 'x' };
+  for (let i = 0; i < 200_000; i += 1) data[`n${i}`] = i % 2 === 0 ? { list: [i, i, i], pad: 'p'.repeat(20) } : i;
+  const started = Date.now();
+  const fitted = fitSignalBody(data, 256 * 1024);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed < 20_000, `took ${elapsed} ms`);
+  assert.ok(fitted.bytes <= 256 * 1024, `${fitted.bytes} bytes`);
+  const sent = JSON.parse(fitted.body);
+  assert.equal(sent.deploy_status_code, 0);
+  assert.equal(sent.deploy_stdout, 'x');
+  const kept = Object.keys(sent).filter((key) => key.startsWith('n'));
+  assert.ok(kept.length > 1000, `${kept.length} kept`);
+  assert.ok(
+    kept.every((key) => typeof sent[key] === 'number'),
+    'every object, larger than any number, was dropped first',
+  );
+  assert.match(sent.deploy_stderr, /^\[heat-config-notify: \d+ value\(s\) dropped to fit the signal size limit: /);
+});
+
+test('keys too long to name and values of any kind: the body still fits and the status code is kept', () => {
+  const data: Record<string, unknown> = { deploy_status_code: 3, deploy_stderr: null };
+  for (let i = 0; i < 20; i += 1) data[`${'k'.repeat(100_000)}${i}`] = 'a';
+  const fitted = fitSignalBody(data);
+  assert.ok(fitted.bytes <= DEFAULT_MAX_BODY_BYTES, `${fitted.bytes} bytes`);
+  const sent = JSON.parse(fitted.body);
+  assert.equal(sent.deploy_status_code, 3);
+  assert.match(sent.deploy_stderr, /^\[heat-config-notify: \d+ value\(s\) dropped to fit the signal size limit: \d+ more\]\n$/);
+});
+
+test('lone surrogates are counted as JSON escapes them (6 bytes each)', () => {
+  const data = { deploy_stdout: '\ud800'.repeat(300_000) + 'END' };
+  const fitted = fitSignalBody(data, 200_000);
+  assert.ok(fitted.bytes <= 200_000, `${fitted.bytes} bytes`);
+  assert.equal(fitted.bytes, bytes(fitted.body));
+  assert.ok((JSON.parse(fitted.body).deploy_stdout as string).endsWith('\ud800END'));
+});
+
+test('a limit too small for anything but the status code sends the status code', () => {
+  const fitted = fitSignalBody({ deploy_stdout: 'x'.repeat(1000), deploy_status_code: 2 }, 40);
+  assert.equal(fitted.body, '{"deploy_status_code":2}');
+  assert.ok(fitted.cuts.every((cut) => cut.dropped));
+});

@@ -6,7 +6,7 @@ import { chooseComponent } from './component.ts';
 import { GROUPS_WITHOUT_HOOK, findHook } from './hook-path.ts';
 import { convertInputs } from './inputs.ts';
 import { DeploymentMarkers } from './markers.ts';
-import { handoverOf, heartbeatPump, runNotify } from './notify.ts';
+import { handoverOf, heartbeatPump, NOTIFY_EXIT_CONFIG, runNotify } from './notify.ts';
 import { hookTimeoutSeconds, type HeatConfigOptions } from './options.ts';
 import { isStopping, runHook } from './run-hook.ts';
 import { interruptedSignalData, signalDataFor, type SignalData } from './signal-data.ts';
@@ -153,8 +153,12 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
     return 'signal-refused';
   }
   if (handover === 'failed') {
+    const misconfigured =
+      notified.exitCode === NOTIFY_EXIT_CONFIG
+        ? ` (${options.notifyCommand} cannot use its options, HEARTH_NOTIFY_* environment or the deployment file: see its stderr)`
+        : '';
     dlog.error(
-      `Error running heat-config-notify. [${notified.exitCode ?? notified.signal}]; the result is kept and sent again on the next run`,
+      `Error running heat-config-notify. [${notified.exitCode ?? notified.signal}]${misconfigured}; the result is kept and sent again on the next run`,
       {
         stderr: notified.stderr.slice(-4000),
       },

@@ -384,3 +384,46 @@ test(
     ]);
   },
 );
+
+test(
+  'with the real heat-config-notify: a mistyped HEARTH_NOTIFY_* value keeps the result (no marker); once fixed, it is delivered once',
+  { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
+  async (t) => {
+    const w = world(t);
+    const received: unknown[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push(JSON.parse(body) as unknown);
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const { port } = server.address() as { port: number };
+    w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0, "result": "done"}'`);
+    w.deployments([
+      deployment('m1', 'script', {
+        inputs: [
+          { name: 'deploy_signal_transport', type: 'String', value: 'HEARTH_SIGNAL' },
+          { name: 'deploy_signal_id', type: 'String', value: `http://127.0.0.1:${port}/v1/guest/deployments/m1/signal?token=t` },
+        ],
+      }),
+    ]);
+    const env = { ...w.env, HEAT_CONFIG_NOTIFY: REAL_NOTIFY, HEARTH_OUTBOX_DIR: join(w.root, 'outbox') };
+    const typo = await runBin([], { ...env, HEARTH_NOTIFY_TIMEOUT_MS: '30s' }, { timeoutMs: 60_000 });
+    assert.equal(typo.code, 1, 'the configure phase fails, so it runs again');
+    assert.deepEqual(markers(w), ['m1.notify.json', 'm1.running'], 'not marked deployed: the result is kept');
+    assert.ok(
+      logRecords(typo.stderr).some((r) => /Error running heat-config-notify\. \[78\].*HEARTH_NOTIFY_/.test(String(r.msg))),
+      typo.stderr,
+    );
+    assert.deepEqual(received, []);
+    const fixed = await runBin([], env, { timeoutMs: 60_000 });
+    assert.equal(fixed.code, 0, fixed.stderr);
+    assert.deepEqual(markers(w), ['m1.json', 'm1.notify.json']);
+    assert.deepEqual(received, [{ deploy_status_code: 0, result: 'done' }]);
+    assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\n', 'the hook ran once');
+  },
+);

@@ -18,13 +18,23 @@ export const HEARTBEAT_MESSAGE_MAX = 4096;
  */
 export const NOTIFY_EXIT_REFUSED = 1;
 
+/**
+ * heat-config-notify's exit code for a command line, environment (`HEARTH_NOTIFY_*`) or deployment file it cannot
+ * use (EX_CONFIG): nothing was queued. A problem of this machine, not the server's answer: the result is kept and
+ * handed over again on the next run, once it is fixed.
+ */
+export const NOTIFY_EXIT_CONFIG = 78;
+
 /** What became of a result handed to heat-config-notify. */
 export type Handover =
   /** Exit 0: delivered, queued in its outbox, or nothing to send. */
   | 'taken'
   /** Exit NOTIFY_EXIT_REFUSED: settled for good without delivery; not handed over again. */
   | 'refused'
-  /** Anything else (its outbox could not be written, killed, timed out, not found): handed over again on the next run. */
+  /**
+   * Anything else (misconfigured: NOTIFY_EXIT_CONFIG; its outbox could not be written; an internal error; killed,
+   * timed out, not found): handed over again on the next run.
+   */
   | 'failed';
 
 /** Reads heat-config-notify's ending as a Handover. */
