@@ -78,6 +78,10 @@ export const ERRORS = {
   ERR_SIGNED_URL_EXPIRED: { status: 403, message: 'The signed URL expired at {expired_at}: ask the operator for a new one.' },
   ERR_EVENT_CURSOR_INVALID: { status: 400, message: 'The event cursor {cursor} is not valid: pass the next_cursor of a previous page.' },
   ERR_STORE_UNAVAILABLE: { status: 503, message: 'The database is not available right now; try again shortly.' },
+  ERR_STORE_FULL: {
+    status: 507,
+    message: "The disk holding hearth-server's database is full: nothing was changed. Free space on it; writes work again at once.",
+  },
   ERR_SERVER_SHUTTING_DOWN: { status: 503, message: 'hearth-server is shutting down; try again on another replica or shortly.' },
   ERR_RATE_LIMITED: { status: 429, message: 'Too many requests; retry after {retry_after} s.' },
   ERR_INTERNAL: { status: 500, message: 'Internal error {request_id}; the server log has the details.' },

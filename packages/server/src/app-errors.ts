@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
 import { syntaxReason } from './body-parser.ts';
-import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './store/unavailable.ts';
+import { isStoreFull, isStoreUnavailable, isUnstorableText, isValueTooLong } from './store/unavailable.ts';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -21,6 +21,7 @@ const TITLES: Record<number, string> = {
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 /** The body of a coded error, in Heat's outer shape. */
@@ -40,6 +41,7 @@ export function toHearthError(error: FastifyError | Error, requestId: string, bo
   if (isHearthError(error)) return error;
   // The database is down or restarting: retry later (a signal was not committed, so it is not acknowledged).
   if (isStoreUnavailable(error)) return new HearthError('ERR_STORE_UNAVAILABLE');
+  if (isStoreFull(error)) return new HearthError('ERR_STORE_FULL');
   if (isValueTooLong(error))
     return new HearthError('ERR_REQUEST_INVALID', { reason: 'a value is longer than hearth stores for that field' });
   if (isUnstorableText(error)) return new HearthError('ERR_REQUEST_INVALID', { reason: 'a text value contains a NUL character' });

@@ -62,6 +62,13 @@ function startupFailure(error: unknown, settings: ServerSettings): unknown {
       EXIT.dataError,
     );
   }
+  if (code === 'ENOSPC' || code === 'SQLITE_FULL') {
+    const what = code === 'ENOSPC' ? `the data dir ${settings.dataDir}` : sqliteFile(settings.dataDir, settings.databaseUrl);
+    return new ExitError(
+      `cannot write ${what}: the disk holding it is full (${error.message}): free space on it, or pick another with --data-dir (env HEARTH_DATA_DIR)`,
+      EXIT.cannotCreate,
+    );
+  }
   if (FILE_ERRORS.has(code) || /^SQLITE_(CANTOPEN|READONLY|PERM|IOERR)/.test(code)) {
     const where = code.startsWith('SQLITE_')
       ? `${sqliteFile(settings.dataDir, settings.databaseUrl)} (${error.message}): make it a file this user can write`

@@ -1,7 +1,15 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase } from 'kysely';
+import {
+  Kysely,
+  SqliteAdapter,
+  SqliteDialect,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type SqliteDatabase,
+} from 'kysely';
 import type { Database as Tables, NewEvent } from './schema.ts';
 import {
   bindParams,
@@ -84,19 +92,37 @@ function createPrivately(file: string): void {
 }
 
 /**
- * SQLite with its DDL in transactions. SQLite can roll back CREATE/ALTER/DROP, but Kysely's adapter
- * says it cannot, so its Migrator ran each statement on its own: a migration that failed half way
- * (a full disk, a killed process) left half its tables and columns behind, and every later start
- * failed on them ("duplicate column name") until someone repaired the file by hand. With this the
- * Migrator runs the pending migrations in one transaction, as it does on PostgreSQL.
+ * The main connection's SQLite dialect, with two corrections to Kysely's:
+ * - DDL in transactions. SQLite can roll back CREATE/ALTER/DROP, but Kysely's adapter says it
+ *   cannot, so its Migrator ran each statement on its own: a migration that failed half way (a full
+ *   disk, a killed process) left half its tables and columns behind, and every later start failed
+ *   on them ("duplicate column name") until someone repaired the file by hand. With this the
+ *   Migrator runs the pending migrations in one transaction, as it does on PostgreSQL.
+ * - A rollback after SQLite has already rolled back. On SQLITE_FULL (a full disk) and some I/O
+ *   errors SQLite ends the transaction itself; Kysely's ROLLBACK then failed with "cannot rollback -
+ *   no transaction is active", and that error replaced the one that said what happened.
  */
-class TransactionalDdlSqliteDialect extends SqliteDialect {
+class WriterSqliteDialect extends SqliteDialect {
   override createAdapter(): DialectAdapter {
     return new (class extends SqliteAdapter {
       override get supportsTransactionalDdl(): boolean {
         return true;
       }
     })();
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const rollback = driver.rollbackTransaction.bind(driver);
+    driver.rollbackTransaction = async (connection: DatabaseConnection) => {
+      try {
+        await rollback(connection);
+      } catch (error) {
+        if (error instanceof Error && /no transaction is active/.test(error.message)) return;
+        throw error;
+      }
+    };
+    return driver;
   }
 }
 
@@ -107,7 +133,7 @@ export function openSqlite(file: string): SqliteHandles {
   const raw = openConnection(file, false);
   const readerConnection = openConnection(file, true);
   const writer = new Kysely<Tables>({
-    dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(raw) }),
+    dialect: new WriterSqliteDialect({ database: withStatementCache(raw) }),
     plugins: [textGuard],
   });
   const reader = new Kysely<Tables>({

@@ -57,6 +57,18 @@ export function isStoreUnavailable(error: unknown): boolean {
 }
 
 /**
+ * Whether the database could not write because its disk (or its quota) is full: SQLite's
+ * SQLITE_FULL, PostgreSQL's disk_full (53100). A 507 that says so, not a 500: the operator must free
+ * space, and an agent retries (its signal was not committed).
+ */
+export function isStoreFull(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code === 'SQLITE_FULL' || code === '53100') return true;
+  const cause = typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
+  return cause !== undefined && cause !== error && isStoreFull(cause);
+}
+
+/**
  * Whether PostgreSQL refused a value longer than its column (SQLSTATE 22001). Request schemas cap
  * what clients send; this is the safety net that keeps a missed cap a 400, not a 500.
  */

@@ -8,17 +8,21 @@ import { executePrepared, openConnection, statementCache } from './sqlite.ts';
 import type { PreparedCall, PreparedRunner, PreparedTask, PreparedWriteModule } from './prepared-writes.ts';
 
 /** An error as it crosses the thread boundary: a HearthError keeps its code and details. */
-type WireError = { code: ErrorCode; details: Record<string, unknown> } | { message: string; stack?: string };
+type WireError = { code: ErrorCode; details: Record<string, unknown> } | { message: string; stack?: string; errorCode?: string };
 
 function toWire(error: unknown): WireError {
   if (isHearthError(error)) return { code: error.code, details: error.details };
-  return error instanceof Error ? { message: error.message, stack: error.stack } : { message: String(error) };
+  if (!(error instanceof Error)) return { message: String(error) };
+  // The driver's code (SQLITE_FULL, SQLITE_BUSY) says how the main thread answers: a 507, a 503.
+  const { code } = error as { code?: unknown };
+  return { message: error.message, stack: error.stack, ...(typeof code === 'string' ? { errorCode: code } : {}) };
 }
 
 function fromWire(wire: WireError): Error {
   if ('code' in wire) return new HearthError(wire.code, wire.details);
   const error = new Error(`writer thread: ${wire.message}`);
   if (wire.stack) error.stack = wire.stack;
+  if (wire.errorCode) Object.assign(error, { code: wire.errorCode });
   return error;
 }
 
