@@ -28,10 +28,12 @@ export async function cfnGetMetadataMain(argv: string[], deps: CfnGetMetadataDep
     return 0;
   }
   const log = createLogger({ name: 'cfn-get-metadata', level: 'warn', format: 'text', stream: deps.stderr ?? process.stderr });
-  const credentials = loadCredentials({
+  const env = deps.env ?? process.env;
+  const credentials = await loadCredentials({
     credentialFile: options.credentialFile,
     accessKey: options.accessKey,
     secretKey: options.secretKey,
+    env,
   });
   const fetched = await fetchMetadata({
     stack: options.stack,
@@ -40,7 +42,7 @@ export async function cfnGetMetadataMain(argv: string[], deps: CfnGetMetadataDep
     url: options.url,
     region: options.region,
     insecure: options.insecure,
-    paths: agentPaths(deps.env ?? process.env),
+    paths: agentPaths(env),
     log,
     ...(deps.http !== undefined && { http: deps.http }),
   });

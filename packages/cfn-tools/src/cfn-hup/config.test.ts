@@ -31,6 +31,7 @@ test('[main] and hooks from hooks.conf and hooks.d/*.conf (other files ignored),
     intervalMinutes: 5,
     verbose: false,
     url: undefined,
+    actionTimeoutSeconds: 3600,
   });
   assert.deepEqual(
     config.hooks.map((hook) => [hook.name, hook.triggers, hook.resource, hook.keys, hook.runas]),
@@ -63,6 +64,13 @@ test('bad configurations are refused with what is wrong', () => {
     () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN.replace('interval = 5', 'interval = 0'), 'hooks.conf': hook })),
     /interval '0'/,
   );
+  for (const bad of ['-1', '1.5', '10s']) {
+    assert.throws(
+      () => loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = ${bad}\n`, 'hooks.conf': hook })),
+      new RegExp(`\\[main\\] action-timeout '${bad.replace('.', '\\.')}' must be a whole number of seconds \\(0 for no limit\\)`),
+    );
+  }
+  assert.equal(loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = 0\n`, 'hooks.conf': hook })).main.actionTimeoutSeconds, 0);
 });
 
 test('change events at a path: add, update, remove, none; a change elsewhere is no event', () => {

@@ -42,7 +42,15 @@ export interface HupMain {
   verbose: boolean;
   /** `url` (beyond the original): the CFN API base URL; default from /var/lib/heat-cfntools. */
   url: string | undefined;
+  /**
+   * `action-timeout` (beyond the original, which ignores the key): seconds a hook action may run before it is stopped,
+   * so one hung action cannot hold back every later hook and change. 0: no limit. Default 3600.
+   */
+  actionTimeoutSeconds: number;
 }
+
+/** Default of `[main] action-timeout`, in seconds: generous for a cfn-init run that installs packages. */
+export const DEFAULT_ACTION_TIMEOUT_SECONDS = 3600;
 
 /** Everything a pass needs, plus what tells whether the files changed since. */
 export interface HupConfig {
@@ -175,6 +183,10 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
   const intervalMinutes = Number(intervalText);
   if (!Number.isInteger(intervalMinutes) || intervalMinutes < 1)
     throw new ExitError(1, `${files.mainFile}: [main] interval '${intervalText}' must be a whole number of minutes ≥ 1`);
+  const timeoutText = mainValue('action-timeout') || String(DEFAULT_ACTION_TIMEOUT_SECONDS);
+  const actionTimeoutSeconds = Number(timeoutText);
+  if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(actionTimeoutSeconds))
+    throw new ExitError(1, `${files.mainFile}: [main] action-timeout '${timeoutText}' must be a whole number of seconds (0 for no limit)`);
   const main: HupMain = Object.freeze({
     stack,
     credentialFile,
@@ -182,6 +194,7 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
     intervalMinutes,
     verbose: truthy(mainValue('verbose')),
     url: mainValue('url') || undefined,
+    actionTimeoutSeconds,
   });
 
   const hooks: HookConfig[] = [];

@@ -38,8 +38,8 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
     stream: deps.stderr ?? process.stderr,
   });
   const services = deps.services ?? systemServiceManager();
-  const pass = (config: typeof first) =>
-    runPass({ config, paths, log, services, env, ...(deps.http !== undefined && { http: deps.http }) });
+  const pass = (config: typeof first, signal?: AbortSignal) =>
+    runPass({ config, paths, log, services, env, ...(deps.http !== undefined && { http: deps.http }), ...(signal && { signal }) });
 
   if (options.noDaemon) return (await pass(first)).failed ? 1 : 0;
 
@@ -49,6 +49,7 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
     for (const name of ['SIGTERM', 'SIGINT'] as const) process.once(name, () => controller.abort());
     signal = controller.signal;
   }
+  const stopping = signal;
   let loaded = true;
   await runDaemon({
     loadConfig: () => {
@@ -59,7 +60,8 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
       return loadHupConfig(options.files);
     },
     currentSignature: () => filesSignature(configFileList(options.files)),
-    runPass: pass,
+    // A running action is stopped on SIGTERM, so stopping never waits for a hung one.
+    runPass: (config) => pass(config, stopping),
     intervalSeconds: options.intervalSeconds,
     log,
     signal,

@@ -9,7 +9,8 @@ import type { HupConfigFiles } from './config.ts';
 /** The usage text. */
 export const CFN_HUP_USAGE = `usage: cfn-hup [-c HOOKS_DIR] [-f|--no-daemon] [-v] [--interval-seconds N] [--log-format json|text]
 Watches stack resource metadata and runs hooks (post.add, post.update, post.remove, service.restarted).
-Reads <cfn dir>/cfn-hup.conf [main] (stack, credential-file, region, interval in minutes, verbose, url),
+Reads <cfn dir>/cfn-hup.conf [main] (stack, credential-file, region, interval in minutes, verbose, url,
+action-timeout in seconds for each hook action: default 3600, 0 no limit),
 <cfn dir>/hooks.conf and HOOKS_DIR/*.conf (default <cfn dir>/hooks.d).`;
 
 const FLAGS = {

@@ -20,6 +20,8 @@ export interface PassContext {
   services: ServiceManager;
   env?: NodeJS.ProcessEnv;
   http?: HttpFunction;
+  /** Aborts when cfn-hup stops: a running action is stopped and no further hook fires. Default none. */
+  signal?: AbortSignal;
 }
 
 /** One hook that fired. */
@@ -40,10 +42,27 @@ export interface PassReport {
 }
 
 async function fire(ctx: PassContext, hook: HookConfig, event: HookTrigger, report: PassReport): Promise<void> {
+  if (ctx.signal?.aborted) {
+    ctx.log.info('hook not run: cfn-hup is stopping', { hook: hook.name, event });
+    return;
+  }
   ctx.log.info('running hook', { hook: hook.name, event, resource: hook.resource, runas: hook.runas ?? null });
-  const result = await runAction(hook.action, hook.runas, ctx.env);
+  const timeoutSeconds = ctx.config.main.actionTimeoutSeconds;
+  const result = await runAction(hook.action, hook.runas, {
+    env: ctx.env,
+    timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : undefined,
+    signal: ctx.signal,
+  });
   const fields = { hook: hook.name, event, exitCode: result.exitCode, signal: result.signal, durationMs: Math.round(result.durationMs) };
-  if (result.failed) ctx.log.error('hook action failed', { ...fields, stdout: result.stdout, stderr: result.stderr });
+  if (result.timedOut) {
+    ctx.log.error('hook action timed out and was stopped; later hooks and changes go on', {
+      ...fields,
+      timeoutSeconds,
+      fix: 'if it needs longer, raise [main] action-timeout (seconds, 0 for no limit) in cfn-hup.conf',
+      stdout: result.stdout,
+      stderr: result.stderr,
+    });
+  } else if (result.failed) ctx.log.error('hook action failed', { ...fields, stdout: result.stdout, stderr: result.stderr });
   else ctx.log.info('hook action done', { ...fields, stdout: result.stdout, stderr: result.stderr });
   report.fired.push({ hook: hook.name, event, resource: hook.resource, result });
 }
@@ -61,7 +80,7 @@ export async function runPass(ctx: PassContext): Promise<PassReport> {
       fetched = await fetchMetadata({
         stack: main.stack,
         resource,
-        credentials: readCredentialFile(main.credentialFile),
+        credentials: await readCredentialFile(main.credentialFile, ctx.env),
         url: main.url,
         region: main.region,
         paths: ctx.paths,

@@ -1,6 +1,16 @@
 // Runs a hook's action through /bin/sh as its `runas` user with a real uid AND gid switch (the original only
 // set the euid, so the action could set it back to root): spawn's uid/gid options after looking the user up.
-import { spawn, spawnSync } from 'node:child_process';
+// Unlike the original, an action cannot stall cfn-hup for ever: it is stopped after a timeout or when cfn-hup
+// stops, and a background process it leaves holding stdout/stderr (`service x restart` that forks a daemon) does
+// not keep cfn-hup waiting for that process to end.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { setLongTimeout } from '@hearth/agent-kit/long-timer';
+import { processTree, signalAll } from '@hearth/agent-kit/process-tree';
+
+/** Wait between SIGTERM and SIGKILL when an action is stopped. */
+const KILL_GRACE_MS = 5000;
+/** Default wait, after the shell exited, for the output pipes to close. */
+const OUTPUT_GRACE_MS = 1000;
 
 /** A user's ids and home, as getent gives them. */
 export interface UserEntry {
@@ -28,20 +38,49 @@ export interface ActionResult {
   stdout: string;
   stderr: string;
   durationMs: number;
+  /** Whether it was stopped because timeoutMs ran out. */
+  timedOut: boolean;
+  /** Whether it was stopped because the signal aborted (cfn-hup stopping). */
+  aborted: boolean;
+  /** Non-zero exit, a signal, a timeout, or it could not start. */
   failed: boolean;
 }
 
+/** Options of runAction. */
+export interface RunActionOptions {
+  /** Environment of the action (HOME, USER and LOGNAME follow runas). Default process.env. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** Stop the action (SIGTERM to it and every process below it, SIGKILL 5 s later) after this many ms. Default: no limit. */
+  timeoutMs?: number | undefined;
+  /** Stop the action the same way when this aborts. Default none. */
+  signal?: AbortSignal | undefined;
+  /** How long to wait, once the shell exited, for a background process it started to release stdout/stderr. Default 1000. */
+  outputGraceMs?: number | undefined;
+}
+
+/**
+ * SIGTERM to `pid` and every process below it now, SIGKILL to those still there after the grace. The SIGKILL is
+ * not cancelled when the shell exits: a process below it that ignores SIGTERM would otherwise live on.
+ */
+function stopTree(pid: number): void {
+  const tree = processTree(pid);
+  signalAll(tree, 'SIGTERM');
+  setTimeout(() => signalAll([...new Set([...tree, ...processTree(pid)])], 'SIGKILL'), KILL_GRACE_MS);
+}
+
 /** Runs `action` with `/bin/sh -c`; `runas` switches uid, gid (and drops supplementary groups), HOME, USER, LOGNAME. */
-export async function runAction(action: string, runas: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ActionResult> {
+export async function runAction(action: string, runas: string | undefined, options: RunActionOptions = {}): Promise<ActionResult> {
   const started = performance.now();
-  const done = (partial: Omit<ActionResult, 'command' | 'user' | 'durationMs'>): ActionResult => ({
+  const done = (partial: Omit<ActionResult, 'command' | 'user' | 'durationMs' | 'timedOut' | 'aborted'>): ActionResult => ({
     command: action,
     user: runas,
     durationMs: performance.now() - started,
+    timedOut: false,
+    aborted: false,
     ...partial,
   });
   let identity: { uid: number; gid: number } | undefined;
-  let childEnv: NodeJS.ProcessEnv = { ...env };
+  let childEnv: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   if (runas !== undefined) {
     const user = lookupUser(runas);
     if (!user)
@@ -56,23 +95,71 @@ export async function runAction(action: string, runas: string | undefined, env: 
     if (self !== user.uid || process.getgid?.() !== user.gid) identity = { uid: user.uid, gid: user.gid };
     childEnv = { ...childEnv, HOME: user.home, USER: user.name, LOGNAME: user.name };
   }
-  return new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
-    let child;
-    try {
-      child = spawn('/bin/sh', ['-c', action], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', ...identity });
-    } catch (error) {
-      resolve(
-        done({ exitCode: null, signal: null, stdout: '', stderr: `cannot run as ${runas}: ${(error as Error).message}`, failed: true }),
-      );
-      return;
-    }
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', (error) =>
-      resolve(done({ exitCode: null, signal: null, stdout, stderr: `${stderr}${error.message}`, failed: true })),
-    );
-    child.on('close', (exitCode, signal) => resolve(done({ exitCode, signal, stdout, stderr, failed: exitCode !== 0 })));
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', action], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', ...identity });
+  } catch (error) {
+    return done({ exitCode: null, signal: null, stdout: '', stderr: `cannot run as ${runas}: ${(error as Error).message}`, failed: true });
+  }
+  return new Promise((resolve) => settle(child, options, resolve, done));
+}
+
+/** Collects the child's output and resolves once it ended (or was stopped), without waiting on a background process. */
+function settle(
+  child: ChildProcess,
+  options: RunActionOptions,
+  resolve: (result: ActionResult) => void,
+  done: (partial: Omit<ActionResult, 'command' | 'user' | 'durationMs' | 'timedOut' | 'aborted'>) => ActionResult,
+): void {
+  let stdout = '';
+  let stderr = '';
+  let capturing = true;
+  let stoppedBy: 'timeout' | 'abort' | undefined;
+  let outputTimer: NodeJS.Timeout | undefined;
+  let finished = false;
+  const stop = (reason: 'timeout' | 'abort'): void => {
+    if (stoppedBy !== undefined || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    stoppedBy = reason;
+    stopTree(child.pid);
+  };
+  const cancelTimeout = options.timeoutMs === undefined ? undefined : setLongTimeout(() => stop('timeout'), options.timeoutMs);
+  const onAbort = (): void => stop('abort');
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const finish = (exitCode: number | null, signal: NodeJS.Signals | null, note = ''): void => {
+    if (finished) return;
+    finished = true;
+    capturing = false;
+    cancelTimeout?.();
+    clearTimeout(outputTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+    const why =
+      stoppedBy === 'timeout'
+        ? `stopped after the ${Math.round((options.timeoutMs ?? 0) / 1000)} s timeout\n`
+        : stoppedBy === 'abort'
+          ? 'stopped: cfn-hup is shutting down\n'
+          : '';
+    resolve({
+      ...done({ exitCode, signal, stdout, stderr: `${stderr}${note}${why}`, failed: exitCode !== 0 || stoppedBy !== undefined }),
+      timedOut: stoppedBy === 'timeout',
+      aborted: stoppedBy === 'abort',
+    });
+  };
+  // Past the resolve, keep draining (and dropping) what a background process writes, so it never blocks on a full pipe.
+  child.stdout?.on('data', (chunk: Buffer) => {
+    if (capturing) stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (capturing) stderr += chunk.toString();
+  });
+  child.on('error', (error) => finish(null, null, `${error.message}\n`));
+  child.on('close', (exitCode, signal) => finish(exitCode, signal));
+  child.on('exit', (exitCode, signal) => {
+    outputTimer = setTimeout(() => {
+      // The shell is gone but its output pipes are still open: a process it started in the background holds them.
+      for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+      finish(exitCode, signal, 'output after the action exited is not captured: a background process it started holds stdout/stderr\n');
+    }, options.outputGraceMs ?? OUTPUT_GRACE_MS);
   });
 }

@@ -39,7 +39,7 @@ export function initOf(metadata: unknown): Record<string, unknown> {
 
 async function run(options: Readonly<CfnInitOptions>, log: Logger, deps: CfnInitDeps): Promise<number> {
   const env = deps.env ?? process.env;
-  const credentials = loadCredentials({ accessKey: options.accessKey, secretKey: options.secretKey });
+  const credentials = await loadCredentials({ accessKey: options.accessKey, secretKey: options.secretKey, env });
   const fetched = await fetchMetadata({
     stack: options.stack,
     resource: options.resource,

@@ -13,7 +13,8 @@ the local copy (last_metadata, then cfn-init-data). Logs to /var/log/cfn-init.lo
   -s, --stack STACK        the stack name
   -r, --resource RESOURCE  the logical resource id
   --access-key KEY         access key (with --secret-key; otherwise local metadata)
-  --secret-key SECRET      secret key
+  --secret-key SECRET      secret key; without it, the secret stored with
+                           hearth-agent secret set cfn/KEY < FILE (keeps it out of ps)
   --region REGION          accepted, not used (as in heat-cfntools)
   --url URL                the CloudFormation API endpoint (default: cfn-metadata-server, cfn-boto-cfg)
   -c, --configsets LIST    comma-separated configSets to run (default: default)

@@ -77,12 +77,13 @@ export async function cfnPushStatsMain(argv: string[], deps: CfnPushStatsDeps = 
     format: 'text',
     stream: deps.stderr ?? process.stderr,
   });
-  const credentials = loadCredentials({
+  const credentials = await loadCredentials({
     credentialFile: options.credentialFile,
     accessKey: options.accessKey,
     secretKey: options.secretKey,
     useDefaultFile: true,
     paths,
+    env,
   });
   if (!credentials)
     throw new ExitError(

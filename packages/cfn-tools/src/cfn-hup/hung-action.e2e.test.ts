@@ -1,0 +1,128 @@
+// cfn-hup as a real process against a real hearth-server on 127.0.0.1, with a hook action that never exits: it is
+// stopped after [main] action-timeout, so the other hooks and later metadata changes still run; and SIGTERM stops
+// the daemon (and the action) at once instead of waiting for the action for ever.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startServer, type TestServer } from '../../../../test/helpers/server.ts';
+import { operatorApi } from '../../../../test/conformance/clients.ts';
+import { binEnv, binPath } from '../shared/run-bin.ts';
+
+/** A HEARTH_ROOT with the credential file and cfn-hup.conf for a new POLL_SERVER_CFN server, and its hooks. */
+async function setup(t: { after: (fn: () => void) => void }, server: TestServer, mainExtra: string, hooks: string) {
+  const api = operatorApi(server);
+  await api.createStack('web');
+  const vm = await api.createServer({ name: 'vm1', software_config_transport: 'POLL_SERVER_CFN', stack: 'web' });
+  const root = mkdtempSync(join(tmpdir(), 'cfn-hup-hung-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, 'etc/cfn/hooks.d'), { recursive: true });
+  const credentialFile = join(root, 'etc/cfn/cfn-credentials');
+  writeFileSync(credentialFile, `AWSAccessKeyId=${vm.credential.access_key_id}\nAWSSecretKey=${vm.credential.secret_access_key}\n`);
+  writeFileSync(
+    join(root, 'etc/cfn/cfn-hup.conf'),
+    `[main]\nstack = web\ncredential-file = ${credentialFile}\nurl = ${server.url}/v1/\n${mainExtra}`,
+  );
+  writeFileSync(join(root, 'etc/cfn/hooks.conf'), hooks.replaceAll('@ROOT@', root).replaceAll('@RES@', vm.server.resource_name));
+  return { root, change: () => api.deployScript(vm.server.id, `#!/bin/sh\necho ${Math.random()}`) };
+}
+
+/** cfn-hup as a daemon with HEARTH_ROOT at `root`; killed at the end of the test whatever happens. */
+function startDaemon(t: { after: (fn: () => void) => void }, root: string) {
+  const child = spawn(process.execPath, [binPath('cfn-hup'), '--interval-seconds', '1', '--log-format', 'text'], {
+    env: binEnv({ HEARTH_ROOT: root }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  return { child, exited, stderr: () => stderr };
+}
+
+function lines(root: string): string[] {
+  const file = join(root, 'fired.log');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
+}
+
+async function waitFor(what: string, predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** Whether a live (not zombie) process runs exactly `sleep <seconds>`: the hung action's, by its unusual duration. */
+function sleeperAlive(seconds: string): boolean {
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (commandLine === `sleep ${seconds}` && !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) return true;
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return false;
+}
+
+test('a hung hook action is stopped after [main] action-timeout: the next hook and later changes still run', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  const hang = '100001';
+  const { root, change } = await setup(
+    t,
+    server,
+    'action-timeout = 2\n',
+    `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n` +
+      `[b-next]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo next >> @ROOT@/fired.log\n`,
+  );
+  const daemon = startDaemon(t, root);
+  await waitFor(
+    'first pass',
+    () => daemon.stderr().includes('cfn-hup started') && existsSync(join(root, 'var/cache/heat-cfntools')),
+    20_000,
+  );
+  await sleep(1500);
+
+  await change();
+  await waitFor('both hooks after the first change', () => lines(root).length >= 2, 15_000);
+  assert.deepEqual(lines(root), ['hang', 'next']);
+  assert.match(daemon.stderr(), /hook action timed out and was stopped; later hooks and changes go on hook=a-hang .*timeoutSeconds=2/);
+  assert.ok(!sleeperAlive(hang), 'the hung sleep was stopped');
+
+  await change();
+  await waitFor('both hooks after the second change', () => lines(root).length >= 4, 15_000);
+  assert.deepEqual(lines(root), ['hang', 'next', 'hang', 'next']);
+
+  daemon.child.kill('SIGTERM');
+  assert.equal(await daemon.exited, 0, daemon.stderr());
+});
+
+test('SIGTERM stops the daemon and its running action at once, even with action-timeout = 0 (no limit)', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  const hang = '100002';
+  const { root, change } = await setup(
+    t,
+    server,
+    'action-timeout = 0\n',
+    `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n`,
+  );
+  const daemon = startDaemon(t, root);
+  await waitFor('first pass', () => existsSync(join(root, 'var/cache/heat-cfntools')), 20_000);
+  await sleep(1500);
+  await change();
+  await waitFor('the hung action', () => lines(root).length >= 1 && sleeperAlive(hang), 15_000);
+
+  const asked = Date.now();
+  daemon.child.kill('SIGTERM');
+  const code = await Promise.race([daemon.exited, sleep(10_000).then(() => 'still running')]);
+  assert.equal(code, 0, `cfn-hup did not stop on SIGTERM:\n${daemon.stderr()}`);
+  assert.ok(Date.now() - asked < 8000);
+  assert.match(daemon.stderr(), /stopped: cfn-hup is shutting down/);
+  await waitFor('the sleep to end', () => !sleeperAlive(hang), 7000);
+});
