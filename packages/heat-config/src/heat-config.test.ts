@@ -184,11 +184,24 @@ test('heat-config killed mid-hook (with its hook, as when the VM dies): the next
     stdio: 'ignore',
   });
   await waitFor(() => existsSync(join(w.root, 'runs')));
-  const hookPids = readdirSync('/proc').filter(
-    (p) => /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(w.hooksDir, 'script')),
-  );
+  // A process of another test may end between readdir and the read of its cmdline: it is not the hook.
+  const cmdline = (pid: string): string => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const hookPids = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && cmdline(p).includes(join(w.hooksDir, 'script')));
+  assert.ok(hookPids.length > 0, 'the hook is running');
   process.kill(child.pid!, 'SIGKILL');
-  for (const pid of hookPids) process.kill(-Number(pid), 'SIGKILL');
+  for (const pid of hookPids) {
+    try {
+      process.kill(-Number(pid), 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error; // already gone with heat-config
+    }
+  }
   await new Promise((resolve) => child.on('close', resolve));
   assert.deepEqual(markers(w), ['f1.running']);
   writeFileSync(join(w.root, 'fast'), '');
