@@ -7,6 +7,8 @@ import { buildApp, type AppOptions } from './app.ts';
 import type { DialectName } from './store/migrations.ts';
 import type { Store } from './store/store.ts';
 import { postgresTestPass, testDatabaseUrl } from './store/test-database.ts';
+import { guardedLookup, type SocketLookup } from './domain/link-local.ts';
+import type { LookupAddress } from 'node:dns';
 
 /** Admin token of the apps built by `testApp`. */
 export const ADMIN = { 'x-auth-token': 'admin-secret' };
@@ -175,4 +177,19 @@ export function beforeWrite(
       return reply;
     },
   };
+}
+
+/**
+ * A guarded socket lookup over a hosts-style table instead of DNS (nothing is sent to a resolver):
+ * `rebound.test` lists 127.0.0.1 first and then the metadata address, so that without the guard a
+ * request would land on a loopback receiver of the test, never on the metadata address.
+ */
+export function hostsLookup(): SocketLookup {
+  const hosts: Record<string, string[]> = { 'hook.test': ['127.0.0.1'], 'rebound.test': ['127.0.0.1', '169.254.169.254'] };
+  return guardedLookup((hostname, _options, callback) =>
+    callback(
+      null,
+      (hosts[hostname] ?? []).map((address): LookupAddress => ({ address, family: 4 })),
+    ),
+  );
 }

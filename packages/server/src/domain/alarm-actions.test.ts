@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { LookupAddress } from 'node:dns';
 import type { AddressInfo } from 'node:net';
-import { testApp } from '../test-support.ts';
+import { hostsLookup, testApp } from '../test-support.ts';
 import { actionUrlProblem, AlarmActionDeliverer, enqueueDeliveries, gotActionPoster } from './alarm-actions.ts';
-import { guardedLookup } from './link-local.ts';
 
 test('action URLs: http(s) only, never link-local', () => {
   assert.equal(actionUrlProblem('http://127.0.0.1:8000/v1/signal/x?Signature=y'), null);
@@ -32,15 +30,7 @@ test('deliveries: a name that resolves to a metadata address is not sent to; a l
   try {
     await app.services.alarmEvaluator.stop(); // only this deliverer sends
     const port = (receiver.address() as AddressInfo).port;
-    // A hosts-style resolver, nothing sent to DNS. The rebound name lists 127.0.0.1 first, so that
-    // without the check the request lands on the receiver here, never on the metadata address.
-    const hosts: Record<string, string[]> = { 'hook.test': ['127.0.0.1'], 'rebound.test': ['127.0.0.1', '169.254.169.254'] };
-    const lookup = guardedLookup((hostname, _options, callback) =>
-      callback(
-        null,
-        (hosts[hostname] ?? []).map((address): LookupAddress => ({ address, family: 4 })),
-      ),
-    );
+    const lookup = hostsLookup(); // nothing sent to DNS; see hostsLookup
     const deliverer = new AlarmActionDeliverer(app.services.store, { backoffMs: 1, maxBackoffMs: 1 }, gotActionPoster(lookup));
     const store = app.services.store;
     await store.write(async ({ trx, now }) =>

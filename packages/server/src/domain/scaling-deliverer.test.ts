@@ -2,11 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LookupAddress } from 'node:dns';
 import type { ActuatorWebhook } from '@hearth/protocol';
-import { ADMIN, testApp } from '../test-support.ts';
+import { ADMIN, hostsLookup, testApp } from '../test-support.ts';
 import { ActuatorDeliverer } from './scaling-deliverer.ts';
-import { guardedLookup } from './link-local.ts';
 
 test('two deliverers on one database send each change once, in order; delivered rows are pruned by age', async () => {
   const { app, done } = await testApp();
@@ -108,15 +106,7 @@ test('an actuator whose name resolves to a metadata address at send time is neve
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as AddressInfo).port;
-  // Nothing goes to DNS. The rebound name lists 127.0.0.1 first, so that without the check the
-  // POST lands on the receiver here, never on the metadata address.
-  const hosts: Record<string, string[]> = { 'hook.test': ['127.0.0.1'], 'rebound.test': ['127.0.0.1', '169.254.169.254'] };
-  const lookup = guardedLookup((hostname, _options, callback) =>
-    callback(
-      null,
-      (hosts[hostname] ?? []).map((address): LookupAddress => ({ address, family: 4 })),
-    ),
-  );
+  const lookup = hostsLookup(); // nothing sent to DNS; see hostsLookup
   const transport = { publicUrl: services.publicUrl, secrets: services.secrets };
   const deliverer = new ActuatorDeliverer(services.store, services.feed, transport, (error) => assert.fail(String(error)), {
     pollMs: 5,
