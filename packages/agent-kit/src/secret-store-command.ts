@@ -14,7 +14,8 @@ export const SECRET_COMMAND_HELP = `usage: hearth-agent secret [--backend file|k
 The agents' secret store: --backend file (default) is a root-only 0600 JSON file, --path
 (default /var/lib/hearth/credentials.json); --backend keyring is the Secret Service, --service
 (default hearth-agent). Use the backend os-collect-config.conf names in [hearth] secret_store;
-the hearth collector reads its secret as hearth/<access_key_id>, the cfn collector as cfn/<access_key_id>.
+the hearth collector reads its secret as hearth/<access_key_id>; the cfn collector and the cfn tools (a credential
+file without AWSSecretKey=) as cfn/<access_key_id>.
 
 exit codes: 0 done; 1 the store could not be used (what to do is printed); 2 usage (bad flag, backend or name);
 3 delete found no such secret.

@@ -58,7 +58,7 @@ Options:
   --retry-base-ms MS     ceiling of the first retry wait (default 1000, $${NOTIFY_ENV.retryBaseMs})
   --retry-cap-ms MS      ceiling of any retry wait (default 300000, $${NOTIFY_ENV.retryCapMs})
   --timeout-ms MS        limit of one HTTP request (default 30000, $${NOTIFY_ENV.timeoutMs})
-  --max-body-bytes N     largest signal body; longer outputs keep their end (default 1048576)
+  --max-body-bytes N     largest signal body; longer outputs keep their end (default 1048576, $${NOTIFY_ENV.maxBodyBytes})
   --log-format FORMAT    json (default) or text ($${NOTIFY_ENV.logFormat})
   --log-level LEVEL      debug, info (default), warn or error
   -h, --help             this text
