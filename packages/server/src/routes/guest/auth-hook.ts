@@ -54,6 +54,25 @@ export function guestAuthHook(services: Services) {
   };
 }
 
+/**
+ * A `preHandler` hook for the guest API: an agent's credential checked again once its body is in.
+ * `guestAuthHook` ran before the body was read, and deleting a server revokes its credential at
+ * once: a signal or heartbeat whose body was still arriving then must not be applied as if the
+ * credential were valid. A cached identity is a live one (a revocation drops it), so this costs a
+ * map lookup; an uncached one is looked up in the store. A GET has no body to wait for.
+ */
+export function guestRevocationHook(services: Services) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const principal = request.principal;
+    if (request.method === 'GET' || request.method === 'HEAD' || principal?.kind !== 'agent') return done();
+    if (services.servers.cachedIdentity(principal.accessKeyId)) return done();
+    services.servers.byAccessKeyId(principal.accessKeyId).then(
+      (server) => done(server ? undefined : new HearthError('ERR_AUTH_INVALID')),
+      (error: unknown) => done(error as Error),
+    );
+  };
+}
+
 /** The principal `guestAuthHook` set; a route outside its scope is a programming error. */
 export function guestPrincipal(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('guest route registered outside the scope of guestAuthHook');

@@ -10,7 +10,7 @@ import type { MetadataSnapshot } from '../../domain/metadata.ts';
 import { ifNoneMatchHits } from '../etag.ts';
 import { ANY_TOPIC, topics } from '../../feed/feed.ts';
 import { guestMetricRoutes } from './metrics.ts';
-import { guestAuthHook, guestPrincipal, onlyAgent, type Agent } from './auth-hook.ts';
+import { guestAuthHook, guestPrincipal, guestRevocationHook, onlyAgent, type Agent } from './auth-hook.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
@@ -113,6 +113,7 @@ async function waitWhileValid(
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
   app.addHook('onRequest', guestAuthHook(services));
+  app.addHook('preHandler', guestRevocationHook(services));
   // Registered here, under the hook, so that metrics are authenticated before their body is read too.
   await app.register(guestMetricRoutes, { services });
   app.get('/metadata', { schema: { tags, querystring: MetadataQuery } }, (request, reply) => {
