@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess, type ProcessResult } from './run-process.ts';
@@ -133,6 +133,30 @@ test('children that ignore SIGTERM get SIGKILL after killGraceMs', async () => {
   assert.equal(result.timedOut, true);
   assert.equal(result.signal, 'SIGKILL');
   assert.match(result.stderr, /timed out after 200 ms and was killed with SIGKILL\n$/);
+});
+
+test('a grandchild that ignores SIGTERM and does not hold stdout still gets SIGKILL after the child ended', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'run-process-'));
+  const pidFile = join(dir, 'grandchild.pid');
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const grandchild = `trap "" TERM; echo $$ > ${pidFile}; exec sleep 30`;
+  // The child dies on the SIGTERM at once, so the result comes before the grace ends.
+  const result = await runProcess('sh', ['-c', `sh -c '${grandchild}' >/dev/null 2>&1 & wait`], { timeoutMs: 300, killGraceMs: 300 });
+  assert.equal(result.timedOut, true);
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  const state = (): string => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch {
+      return 'gone';
+    }
+  };
+  t.after(() => ['S', 'R'].includes(state()) && process.kill(pid, 'SIGKILL'));
+  // A zombie (Z) is dead: re-parented to init, which may be slow to reap it.
+  for (const deadline = Date.now() + 2000; !['Z', 'gone'].includes(state()) && Date.now() < deadline;)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(['Z', 'gone'].includes(state()), `grandchild ${pid} is ${state()}, 1.7 s after the 300 ms grace`);
 });
 
 test('a child that exits by itself on SIGTERM still counts as timed out and failed', async () => {

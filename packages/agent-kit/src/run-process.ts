@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Options as ExecaOptions } from 'execa';
 import { setLongTimeout } from './long-timer.ts';
-import { processTree, signalAll } from './process-tree.ts';
+import { stopProcessTree } from './process-tree.ts';
 
 /** Options of runProcess. */
 export interface RunProcessOptions {
@@ -116,24 +116,18 @@ export async function runProcess(command: string, args: string[], options: RunPr
   } satisfies ExecaOptions;
   const subprocess = execa(command, args, execaOptions);
   let timedOut = false;
-  let killTimer: NodeJS.Timeout | undefined;
   const cancelTimeout =
     options.timeoutMs === undefined
       ? undefined
       : setLongTimeout(() => {
           if (subprocess.pid === undefined) return;
           timedOut = true;
-          // A grandchild holding stdout open would keep us waiting long after the child died: stop them all.
-          const tree = processTree(subprocess.pid);
-          signalAll(tree, 'SIGTERM');
-          killTimer = setTimeout(
-            () => signalAll([...new Set([...tree, ...processTree(tree[0]!)])], 'SIGKILL'),
-            options.killGraceMs ?? 5000,
-          );
+          // A grandchild holding stdout open would keep us waiting long after the child died: stop them all. Not
+          // awaited, and not cancelled when the child ends: one that ignores SIGTERM still gets the SIGKILL.
+          void stopProcessTree(subprocess.pid, { graceMs: options.killGraceMs ?? 5000 });
         }, options.timeoutMs);
   const finished = await subprocess;
   cancelTimeout?.();
-  clearTimeout(killTimer);
   const result = { ...finished, timedOut };
   const reason = failureReason(result, cwd, options.timeoutMs);
   const stderr = typeof result.stderr === 'string' ? result.stderr : '';

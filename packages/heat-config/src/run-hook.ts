@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setLongTimeout } from '@hearth/agent-kit/long-timer';
-import { signalTree, stopTree } from './kill-tree.ts';
+import { signalProcessTree, stopProcessTree } from '@hearth/agent-kit/process-tree';
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputTail } from './output-tail.ts';
 
 /** The env var telling a hook that file descriptor 3 takes progress lines. */
@@ -18,7 +18,7 @@ let stopping = false;
 /** Sends `signal` to every running hook's process tree: heat-config is being stopped (see isStopping). */
 export function signalRunningHooks(signal: NodeJS.Signals): void {
   stopping = true;
-  for (const leader of running) signalTree(leader, signal);
+  for (const leader of running) signalProcessTree(leader, signal, { group: true });
 }
 
 /** Whether heat-config is being stopped: a hook that ended now was killed by us, and its result is not its own. */
@@ -104,7 +104,8 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
   const cancelTimeout = setLongTimeout(() => {
     if (child.pid === undefined) return;
     timedOut = true;
-    stopped = stopTree(child.pid, options.killGraceMs ?? 10_000);
+    // The group reaches a daemon re-parented to init; the tree, what left the group (setsid) while still below the hook.
+    stopped = stopProcessTree(child.pid, { graceMs: options.killGraceMs ?? 10_000, group: true });
   }, options.timeoutMs);
   const ended = await new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
     child.on('error', (error: NodeJS.ErrnoException) =>

@@ -3,12 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { ChildTracker, descendantPids, parentPidOf } from './child-processes.ts';
-
-test('reads the parent pid after the command name, even one with spaces and parentheses', () => {
-  assert.equal(parentPidOf('4242 (my (odd) name) S 17 4242 4242 0 -1'), 17);
-  assert.equal(parentPidOf('garbage'), undefined);
-});
+import { processTree } from '@hearth/agent-kit/process-tree';
+import { ChildTracker } from './child-processes.ts';
 
 /** Killed grandchildren are reparented and may stay zombies until their new parent reaps them. */
 function isGoneOrZombie(pid: number): boolean {
@@ -20,16 +16,20 @@ function isGoneOrZombie(pid: number): boolean {
   }
 }
 
-test('finds grandchildren and kills a tracked child with everything below it', async () => {
+test('kills a tracked child with everything below it, and nothing of a child it forgot', async (t) => {
   const child = spawn('sh', ['-c', 'sleep 30 & sleep 30 & wait'], { stdio: 'ignore' });
-  let below = descendantPids(child.pid!);
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  t.after(() => other.kill('SIGKILL'));
+  let below = processTree(child.pid!).slice(1);
   for (let tries = 0; below.length < 2 && tries < 100; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    below = descendantPids(child.pid!);
+    below = processTree(child.pid!).slice(1);
   }
   assert.equal(below.length, 2, `two sleeps below ${child.pid}: ${below.join(' ')}`);
   const tracker = new ChildTracker();
   tracker.add(child.pid!);
+  tracker.add(other.pid!);
+  tracker.forget(other.pid!);
   const exited = once(child, 'exit');
   const killed = tracker.killAll();
   assert.deepEqual([...killed].sort(), [...below, child.pid!].sort());
@@ -37,4 +37,5 @@ test('finds grandchildren and kills a tracked child with everything below it', a
   assert.equal(signal, 'SIGKILL');
   await new Promise((resolve) => setTimeout(resolve, 100));
   for (const pid of below) assert.ok(isGoneOrZombie(pid), `grandchild ${pid} is gone`);
+  assert.equal(other.exitCode ?? other.signalCode, null, 'the forgotten child still runs');
 });

@@ -5,7 +5,7 @@
 // not keep cfn-hup waiting for that process to end.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { setLongTimeout } from '@hearth/agent-kit/long-timer';
-import { processTree, signalAll } from '@hearth/agent-kit/process-tree';
+import { stopProcessTree } from '@hearth/agent-kit/process-tree';
 
 /** Wait between SIGTERM and SIGKILL when an action is stopped. */
 const KILL_GRACE_MS = 5000;
@@ -56,16 +56,6 @@ export interface RunActionOptions {
   signal?: AbortSignal | undefined;
   /** How long to wait, once the shell exited, for a background process it started to release stdout/stderr. Default 1000. */
   outputGraceMs?: number | undefined;
-}
-
-/**
- * SIGTERM to `pid` and every process below it now, SIGKILL to those still there after the grace. The SIGKILL is
- * not cancelled when the shell exits: a process below it that ignores SIGTERM would otherwise live on.
- */
-function stopTree(pid: number): void {
-  const tree = processTree(pid);
-  signalAll(tree, 'SIGTERM');
-  setTimeout(() => signalAll([...new Set([...tree, ...processTree(pid)])], 'SIGKILL'), KILL_GRACE_MS);
 }
 
 /** Runs `action` with `/bin/sh -c`; `runas` switches uid, gid (and drops supplementary groups), HOME, USER, LOGNAME. */
@@ -120,7 +110,8 @@ function settle(
   const stop = (reason: 'timeout' | 'abort'): void => {
     if (stoppedBy !== undefined || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     stoppedBy = reason;
-    stopTree(child.pid);
+    // Not cancelled when the shell exits: a process below it that ignores SIGTERM still gets the SIGKILL.
+    void stopProcessTree(child.pid, { graceMs: KILL_GRACE_MS });
   };
   const cancelTimeout = options.timeoutMs === undefined ? undefined : setLongTimeout(() => stop('timeout'), options.timeoutMs);
   const onAbort = (): void => stop('abort');
