@@ -101,7 +101,8 @@ export function assertNamesHolder(
 ): void {
   if (!namesHolder(holder, target)) {
     throw new HearthError('ERR_AUTH_FORBIDDEN', {
-      reason: `this credential reaches only resource ${holder.resourceName} of stack ${holder.stackName}/${holder.stackId}`,
+      // The stack by name and id apart: `name/id` reads as a StackName to send, and it is not one (the name or the ARN is).
+      reason: `this credential reaches only resource ${holder.resourceName} of stack ${holder.stackName} (id ${holder.stackId})`,
     });
   }
 }

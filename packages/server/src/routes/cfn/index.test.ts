@@ -131,6 +131,8 @@ test('a form POST is refused as the GET is: bad signature, another resource, tam
     denied(foreignPost, 'POST, another resource');
     assert.equal(foreignPost.body, foreignGet.body);
     assert.doesNotMatch(foreignPost.body, new RegExp(vm2.key));
+    // It names the stack by name and id apart: `name/id` would read as a StackName to send, and it is not one.
+    assert.match(foreignGet.body, /reaches only resource vm1 of stack web \(id [\w-]+\)/);
 
     const tampered = describeParams('POST', vm2, 'vm2').replace('LogicalResourceId=vm2', 'LogicalResourceId=vm1');
     denied(await postForm(app, tampered), 'POST, body changed after signing');
