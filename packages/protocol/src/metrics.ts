@@ -36,10 +36,16 @@ export const MAX_METRIC_NAME_LENGTH = 255;
 /** Most characters in a unit (`Percent`, `Bytes/Second`; stored in a varchar(64) column). */
 export const MAX_METRIC_UNIT_LENGTH = 64;
 
-/** A namespace: `system/linux`, `AWS/ELB`, `MyApp`. */
-export const MetricNamespace = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:/#-]+$' });
-/** A metric name: `CPUUtilization`, `Heartbeat`. */
-export const MetricName = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: '^[A-Za-z0-9_.:/#-]+$' });
+/**
+ * Printable text: no C0/C1 control character or DEL. Names are free text as in CloudWatch, where
+ * cfn-push-stats --metric sends whatever it is given ("Disk Free"): a narrower pattern let
+ * PutMetricData store names the native routes could then neither list nor alarm on.
+ */
+const PRINTABLE = '^[^\\u0000-\\u001F\\u007F-\\u009F]+$';
+/** A namespace: `system/linux`, `AWS/ELB`, `My App`. */
+export const MetricNamespace = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: PRINTABLE });
+/** A metric name: `CPUUtilization`, `Heartbeat`, `Disk Free`. */
+export const MetricName = Type.String({ minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH, pattern: PRINTABLE });
 const DimensionText = { minLength: 1, maxLength: MAX_METRIC_NAME_LENGTH };
 /**
  * Dimensions: name → value, for example `{"InstanceId": "i-1", "AutoScalingGroupName": "web"}`.

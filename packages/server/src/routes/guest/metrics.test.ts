@@ -345,3 +345,40 @@ test('native metrics: control characters in a unit or dimension are a coded 400 
     await done();
   }
 });
+
+// cfn-push-stats --metric takes any name ("Disk Free"), and PutMetricData stores it: the native
+// routes must let an operator list it and raise an alarm on it, not refuse the name as a pattern.
+test('a metric or namespace PutMetricData stores ("Disk Free", "My App") can be listed and alarmed on through the native API', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await credentialOf(app);
+    const form = { Namespace: 'My App', 'MetricData.member.1.MetricName': 'Disk Free', 'MetricData.member.1.Value': '42' };
+    const stored = await postForm(app, signedForm(vm.key, vm.secret, form));
+    assert.equal(stored.statusCode, 200, stored.body);
+    const listed = await app.inject({ url: `/v1/default/metrics?namespace=My%20App&metric_name=Disk%20Free`, headers: ADMIN });
+    assert.equal(listed.statusCode, 200, listed.body);
+    assert.deepEqual(
+      (listed.json().samples as Array<{ value: number }>).map((s) => s.value),
+      [42],
+    );
+    const alarm = await app.inject({
+      method: 'POST',
+      url: '/v1/default/alarms',
+      headers: ADMIN,
+      payload: {
+        name: 'disk-low',
+        namespace: 'My App',
+        metric_name: 'Disk Free',
+        statistic: 'Average',
+        period: 60,
+        threshold: 10,
+        comparison_operator: 'LessThanThreshold',
+      },
+    });
+    assert.equal(alarm.statusCode, 201, alarm.body);
+    const control = await app.inject({ url: '/v1/default/metrics?metric_name=Disk%0AFree', headers: ADMIN });
+    assert.equal(control.statusCode, 400, control.body);
+  } finally {
+    await done();
+  }
+});
