@@ -45,7 +45,7 @@ export const ERRORS = {
   ERR_SIGNAL_STALE: {
     status: 409,
     message:
-      'The signal was issued for an earlier action ({action}) of deployment {id}, which has started a new one since: it was not applied.',
+      'This signal URL was issued for an earlier action ({action}) of deployment {id}, which has started a new one since: the signal or heartbeat was not applied.',
   },
   ERR_STACK_NOT_FOUND: { status: 404, message: 'Stack {stack} does not exist in this project.' },
   ERR_STACK_EXISTS: { status: 409, message: 'A stack named {name} already exists in this project.' },
