@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import BetterSqlite from 'better-sqlite3';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { buildApp } from '../app.ts';
-import { ADMIN, TEST_DIALECT, registerServer, testStore } from '../test-support.ts';
+import { ADMIN, TEST_DIALECT, createConfig, createDeployment, registerServer, testStore } from '../test-support.ts';
 import { migrations } from './migrations.ts';
 import { openPostgresPool } from './postgres.ts';
 import { openSqlite } from './sqlite.ts';
@@ -173,3 +174,122 @@ test('a database migrated by a newer hearth-server is refused with what to do, a
     await older.close();
   }
 });
+
+/** Every `table.column` of the SQLite file holding a text value with a NUL character. */
+function columnsWithNul(file: string): string[] {
+  const db = new BetterSqlite(file, { readonly: true });
+  try {
+    const found: string[] = [];
+    const tables = db.prepare(`select name from sqlite_master where type = 'table'`).pluck().all() as string[];
+    for (const table of tables) {
+      for (const column of db.prepare(`select name from pragma_table_info(?)`).pluck().all(table) as string[]) {
+        const count = db.prepare(`select count(*) from "${table}" where instr("${column}", char(0)) > 0`).pluck().get() as number;
+        if (count > 0) found.push(`${table}.${column}`);
+      }
+    }
+    return found.sort();
+  } finally {
+    db.close();
+  }
+}
+
+test(
+  '0007 rewrites the NULs SQLite stored before the store refused them: old rows can be changed and deleted again',
+  { skip: TEST_DIALECT !== 'sqlite' && 'PostgreSQL never stored a NUL in text' },
+  async (t) => {
+    const storage = await testStore('hearth-migrate-nul-');
+    t.after(() => storage.remove());
+    const options = {
+      dataDir: storage.dataDir,
+      adminToken: 'admin-secret',
+      secretKey: 'unit-test-secret-key-0123456789',
+      publicUrl: 'http://127.0.0.1:9',
+    };
+    let app = await buildApp(options);
+    let ids: { server: string; config: string; deployment: string; escaped: string };
+    let agent: { authorization: string };
+    try {
+      const vm = await registerServer(app, 'vm-name');
+      const config = await createConfig(app, { name: 'cfg-name' });
+      const deployment = await createDeployment(app, config, vm.id, { name: 'dep-name', status_reason: 'why-reason' });
+      // A name that holds the six characters `\u0000` (no NUL) is left as it is.
+      const escaped = await createConfig(app, { name: 'kept\\u0000as-is' });
+      ids = { server: vm.id, config, deployment, escaped };
+      agent = vm.auth;
+    } finally {
+      await app.close();
+    }
+
+    // What the previous release left: the same schema (0006 changes nothing on SQLite), and operator
+    // text with NULs, quoted into event messages too. Written past the store's guard, as it was then.
+    const file = sqliteFile(storage.dataDir);
+    const raw = new BetterSqlite(file);
+    try {
+      const withNul = (text: string) => text.replace('-', '\u0000');
+      for (const [table, column] of [
+        ['servers', 'name'],
+        ['software_configs', 'name'],
+        ['software_deployments', 'name'],
+        ['software_deployments', 'status_reason'],
+        ['events', 'message'],
+      ] as const) {
+        const rows = raw.prepare(`select rowid as row_id, "${column}" as value from "${table}"`).all() as Array<{
+          row_id: number;
+          value: string;
+        }>;
+        for (const row of rows) {
+          const changed = row.value.replace(/(vm|cfg|dep|why)-(name|reason)/g, withNul);
+          if (changed !== row.value) raw.prepare(`update "${table}" set "${column}" = ? where rowid = ?`).run(changed, row.row_id);
+        }
+      }
+      raw.prepare(`delete from kysely_migration where name >= '0006'`).run();
+    } finally {
+      raw.close();
+    }
+    assert.deepEqual(columnsWithNul(file), [
+      'events.message',
+      'servers.name',
+      'software_configs.name',
+      'software_deployments.name',
+      'software_deployments.status_reason',
+    ]);
+
+    app = await buildApp(options);
+    try {
+      assert.deepEqual(columnsWithNul(file), [], 'no stored text holds a NUL after the upgrade');
+      const server = await app.inject({ url: `/v1/default/servers/${ids.server}`, headers: ADMIN });
+      assert.equal(server.json().server.name, 'vm\\u0000name', 'the NUL is kept as the text hearth writes for it today');
+      const kept = await app.inject({ url: `/v1/default/software_configs/${ids.escaped}`, headers: ADMIN });
+      assert.equal(kept.json().software_config.name, 'kept\\u0000as-is');
+      const shown = await app.inject({ url: `/v1/default/software_deployments/${ids.deployment}`, headers: ADMIN });
+      assert.equal(shown.json().software_deployment.name, 'dep\\u0000name');
+      assert.equal(shown.json().software_deployment.status_reason, 'why\\u0000reason');
+      const events = await app.inject({ url: '/v1/default/events', headers: ADMIN });
+      assert.ok(
+        events.json<{ events: Array<{ message: string }> }>().events.some((event) => event.message.includes('cfg\\u0000name')),
+        events.body,
+      );
+
+      const heartbeat = await app.inject({
+        method: 'POST',
+        url: `/v1/guest/deployments/${ids.deployment}/heartbeat`,
+        headers: agent,
+        payload: { message: 'alive' },
+      });
+      assert.equal(heartbeat.statusCode, 200, heartbeat.body);
+      const updated = await app.inject({
+        method: 'PUT',
+        url: `/v1/default/software_deployments/${ids.deployment}`,
+        headers: ADMIN,
+        payload: { status: 'COMPLETE', status_reason: 'done by hand' },
+      });
+      assert.equal(updated.statusCode, 200, updated.body);
+      for (const url of [`software_deployments/${ids.deployment}`, `servers/${ids.server}`, `software_configs/${ids.config}`]) {
+        const deleted = await app.inject({ method: 'DELETE', url: `/v1/default/${url}`, headers: ADMIN });
+        assert.equal(deleted.statusCode, 204, `DELETE ${url}: ${deleted.body}`);
+      }
+    } finally {
+      await app.close();
+    }
+  },
+);
