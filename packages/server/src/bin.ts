@@ -120,21 +120,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     await app.close().catch(() => undefined);
     throw listenFailure(error, settings);
   }
-  const store = describeStore(settings);
-  const bound = app.server.address();
-  const port = typeof bound === 'object' && bound !== null ? bound.port : settings.port; // the one picked for --listen HOST:0
-  process.stdout.write(
-    [
-      `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`,
-      `  store:       ${store}`,
-      `  admin token: ${admin.source === 'environment' ? 'from HEARTH_ADMIN_TOKEN' : `in ${admin.source}`} (send it as X-Auth-Token)`,
-      `  native API:  ${settings.publicUrl}/v1/default/`,
-      `  guest API:   ${settings.publicUrl}/v1/guest/metadata`,
-      `  API docs:    ${settings.publicUrl}/docs`,
-      `  try:         HEARTH_URL=${settings.publicUrl} HEARTH_TOKEN=${admin.source === 'environment' ? '$HEARTH_ADMIN_TOKEN' : `$(cat ${admin.source})`} npx hearth server list`,
-      '',
-    ].join('\n'),
-  );
+  // Before the banner says it is listening: a supervisor (or a test) may send SIGTERM as soon as it reads that
+  // line, and a signal that arrived before these handlers killed the process without a drain (exit by signal).
   let stopping = false;
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
@@ -152,6 +139,21 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const store = describeStore(settings);
+  const bound = app.server.address();
+  const port = typeof bound === 'object' && bound !== null ? bound.port : settings.port; // the one picked for --listen HOST:0
+  process.stdout.write(
+    [
+      `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`,
+      `  store:       ${store}`,
+      `  admin token: ${admin.source === 'environment' ? 'from HEARTH_ADMIN_TOKEN' : `in ${admin.source}`} (send it as X-Auth-Token)`,
+      `  native API:  ${settings.publicUrl}/v1/default/`,
+      `  guest API:   ${settings.publicUrl}/v1/guest/metadata`,
+      `  API docs:    ${settings.publicUrl}/docs`,
+      `  try:         HEARTH_URL=${settings.publicUrl} HEARTH_TOKEN=${admin.source === 'environment' ? '$HEARTH_ADMIN_TOKEN' : `$(cat ${admin.source})`} npx hearth server list`,
+      '',
+    ].join('\n'),
+  );
 }
 
 async function migrate(flags: ServeFlags): Promise<void> {
