@@ -7,16 +7,16 @@ import { parsePutMetricData, putMetricDataXml } from '../../domain/metrics-query
 import type { MetricSender } from '../../domain/metrics.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { ec2Holder } from '../guest-auth.ts';
+import { guestPrincipal, onlyAgent } from './auth-hook.ts';
 
 /**
  * POST /v1/guest/metrics with a server's agent credential: samples attributed to that server.
- * Registered under /v1/guest.
+ * Registered by guestRoutes, under its auth hook.
  */
 export const guestMetricRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   app.post('/metrics', { bodyLimit: BODY_LIMITS.small * 4, schema: { tags: ['guest', 'metrics'], body: MetricPut } }, async (request) => {
-    const principal = await services.auth.principal(request);
-    if (principal.kind !== 'agent')
-      throw new HearthError('ERR_AUTH_FORBIDDEN', { reason: "metrics are sent with a server's agent credential, not the operator token" });
+    // Authenticated by guestAuthHook (it refuses the operator token with 403) before the body was read.
+    const principal = onlyAgent(guestPrincipal(request));
     return services.metricSamples.put({ projectId: principal.projectId, serverId: principal.serverId }, request.body);
   });
 };
