@@ -4,18 +4,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import {
-  agentPaths,
-  ExitError,
-  loadIniFiles,
-  openSecretStore,
-  osloInterpolate,
-  REDACTED,
-  SecretStoreError,
-  type AgentPaths,
-  type IniDocument,
-} from '@hearth/agent-kit';
+import { agentPaths, ExitError, loadIniFiles, osloInterpolate, REDACTED, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
 import { cliFlag, KNOWN_COLLECTORS, OPTION_TABLE, type CollectorName, type OptionSpec } from './option-table.ts';
+import { checkSecretStores } from './collectors/stored-secret.ts';
 
 /** A resolved option value. */
 export type OptionValue = string | string[] | boolean | number | undefined;
@@ -252,7 +243,7 @@ function normalize(
   if (unknown.length > 0) {
     throw new ExitError(1, `unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`);
   }
-  for (const group of SECRET_STORE_GROUPS) checkSecretStore(groups[group] ?? {}, group);
+  checkSecretStores(groups);
   const logFormat = (cli['log-format'] as string | undefined) ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text') throw new ExitError(2, `--log-format must be json or text, got '${logFormat}'`);
   const force = main.force === true;
@@ -286,32 +277,6 @@ function normalize(
     paths,
   };
   return deepFreeze(options);
-}
-
-/** The groups whose secret_access_key may come from a secret store. */
-const SECRET_STORE_GROUPS = ['hearth', 'cfn'] as const;
-
-/** A bad `[group] secret_store*` combination is a bad configuration (exit 1) now, not a failing source on every poll. */
-function checkSecretStore(values: Record<string, OptionValue>, group: string): void {
-  const text = (name: string): string | undefined => {
-    const value = values[name];
-    return typeof value === 'string' && value !== '' ? value : undefined;
-  };
-  const backend = text('secret_store');
-  if (backend === undefined) {
-    const stray = ['secret_store_path', 'secret_store_service'].filter((name) => text(name) !== undefined);
-    if (stray.length > 0) throw new ExitError(1, `[${group}] ${stray.join(', ')} given without [${group}] secret_store = file|keyring`);
-    return;
-  }
-  const path = text('secret_store_path');
-  const service = text('secret_store_service');
-  try {
-    // Opening reads nothing: it only checks the backend and its settings.
-    openSecretStore({ backend, ...(path !== undefined ? { path } : {}), ...(service !== undefined ? { service } : {}) });
-  } catch (error) {
-    if (error instanceof SecretStoreError) throw new ExitError(1, `[${group}] secret_store: ${error.message}`);
-    throw error;
-  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -3,8 +3,15 @@
 // so an operator can keep the credential out of /etc/os-collect-config.conf. Messages name the store and the
 // command that fixes it, never the secret.
 import { join } from 'node:path';
-import { openSecretStore, SECRET_FILE_NAME, SecretStoreError, type SecretStore, type SecretStoreConfig } from '@hearth/agent-kit';
-import type { CollectOptions } from '../options.ts';
+import {
+  ExitError,
+  openSecretStore,
+  SECRET_FILE_NAME,
+  SecretStoreError,
+  type SecretStore,
+  type SecretStoreConfig,
+} from '@hearth/agent-kit';
+import type { CollectOptions, GroupValues } from '../options.ts';
 import { setting } from './types.ts';
 
 /** What looking the secret up gave: the secret, or why there is none (an outcome of the collector). */
@@ -82,4 +89,35 @@ export async function lookUpSecret(options: CollectOptions, group: string, acces
     };
   }
   return { kind: 'secret', secret };
+}
+
+/** The groups whose secret_access_key may come from a secret store. */
+const SECRET_STORE_GROUPS = ['hearth', 'cfn'] as const;
+
+/** A bad `[group] secret_store*` combination is a bad configuration (exit 1) now, not a failing source on every poll. */
+function checkSecretStore(values: GroupValues, group: string): void {
+  const text = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const backend = text('secret_store');
+  if (backend === undefined) {
+    const stray = ['secret_store_path', 'secret_store_service'].filter((name) => text(name) !== undefined);
+    if (stray.length > 0) throw new ExitError(1, `[${group}] ${stray.join(', ')} given without [${group}] secret_store = file|keyring`);
+    return;
+  }
+  const path = text('secret_store_path');
+  const service = text('secret_store_service');
+  try {
+    // Opening reads nothing: it only checks the backend and its settings.
+    openSecretStore({ backend, ...(path !== undefined ? { path } : {}), ...(service !== undefined ? { service } : {}) });
+  } catch (error) {
+    if (error instanceof SecretStoreError) throw new ExitError(1, `[${group}] secret_store: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Checks every group's secret store settings when the options are read (see checkSecretStore). */
+export function checkSecretStores(groups: Readonly<Record<string, GroupValues>>): void {
+  for (const group of SECRET_STORE_GROUPS) checkSecretStore(groups[group] ?? {}, group);
 }
