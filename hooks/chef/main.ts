@@ -11,6 +11,7 @@ import {
   hookDirs,
   inputValue,
   outputsBase,
+  pythonJson,
   runHook,
   runTool,
   stringify,
@@ -58,11 +59,6 @@ const DEPLOY_KEYS = new Set([
 /** `text` as a Ruby single-quoted string literal. */
 function rubyString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** JSON as Python's json.dumps(indent=4, separators=(',', ': ')) writes it: non-ASCII escaped as \\uXXXX. */
-function pythonJson(value: unknown): string {
-  return JSON.stringify(value, null, 4).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The run list from the config: JSON text parsed, a list or object as is; undefined when it is neither. */

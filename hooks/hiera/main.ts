@@ -7,6 +7,7 @@ import {
   hookPath,
   hookResult,
   isObject,
+  pythonJson,
   runHook,
   runTool,
   stringify,
@@ -31,23 +32,6 @@ env:
 `;
 
 const DEFAULT_CHECK = 'os-apply-config --key hiera.datafiles --type raw --key-default empty';
-
-/** `value` with every object's keys sorted, recursively (Python's sort_keys). */
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isObject(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys(value[key])]),
-  );
-}
-
-/** JSON as Python's json.dump(indent=4, sort_keys=True, separators=(',', ': ')) writes it: non-ASCII as \\uXXXX. */
-function pythonJson(value: unknown): string {
-  const text = JSON.stringify(sortKeys(value), null, 4) ?? 'null';
-  return text.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 /** hiera.yaml as the original writes it: the json backend over `datadir`, then one line per hierarchy item. */
 function hieraConfig(datadir: string, hierarchy: unknown[]): string {
@@ -108,7 +92,7 @@ async function runHiera(context: HookContext): Promise<HookResult> {
     await writeFileAtomic(configPath, hieraConfig(datadir, hierarchy), { mode: 0o600 });
   }
   for (const [name, data] of Object.entries(datafiles ?? {})) {
-    await writeFileAtomic(join(datadir, `${name}.json`), pythonJson(data), { mode: 0o600 });
+    await writeFileAtomic(join(datadir, `${name}.json`), pythonJson(data, { sortKeys: true }), { mode: 0o600 });
   }
   return hookResult({ stdout: '', stderr: '', status: 0 });
 }

@@ -1,6 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
-import { describeValue, failedResult, hookResult, isObject, runHook, type HookContext, type HookResult } from '../_lib/index.ts';
+import {
+  describeValue,
+  failedResult,
+  hookResult,
+  isObject,
+  pythonJson,
+  runHook,
+  type HookContext,
+  type HookResult,
+} from '../_lib/index.ts';
 
 const USAGE = `usage: json-file < deployment.json
 
@@ -10,23 +19,6 @@ escaped as \\uXXXX, no trailing newline). Missing parent directories are created
 new file's mode comes from the umask, an existing file keeps its mode. Relative paths are refused.
 Prints {deploy_stdout: "", deploy_stderr, deploy_status_code: 0, or 1 when a file could not be written}.
 `;
-
-/** `value` with every object's keys sorted, recursively (Python's sort_keys). */
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isObject(value)) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys(value[key])]),
-  );
-}
-
-/** JSON as Python's json.dumps(indent=4, sort_keys=True) prints it: non-ASCII escaped, `": "` after keys. */
-function pythonJson(value: unknown): string {
-  const text = JSON.stringify(sortKeys(value), null, 4) ?? 'null';
-  return text.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 /** The config as a path -> data map: an object, JSON text of one, or null (nothing to write). */
 function filesOf(config: unknown): Record<string, unknown> | string {
@@ -54,7 +46,7 @@ async function writeJsonFiles({ deployment, log }: HookContext): Promise<HookRes
     }
     try {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      writeFileSync(path, pythonJson(data));
+      writeFileSync(path, pythonJson(data, { sortKeys: true }));
       log.info('wrote file', { path });
     } catch (error) {
       errors.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);
