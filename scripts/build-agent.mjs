@@ -22,27 +22,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AGENT_COMMANDS } from './agent-commands.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const outDir = args.includes('--out') ? args[args.indexOf('--out') + 1] : join(root, 'dist');
 const wantSea = !args.includes('--no-sea');
 const minify = !args.includes('--no-minify');
-
-/** Command name -> entry point; a command whose entry is not in this tree yet is left out (and said so). */
-const COMMANDS = {
-  'os-collect-config': 'packages/collect-config/src/bin.ts',
-  'os-refresh-config': 'packages/refresh-config/src/bin.ts',
-  'dib-run-parts': 'packages/refresh-config/src/dib-run-parts-bin.ts',
-  'os-apply-config': 'packages/apply-config/src/bin.ts',
-  'heat-config': 'packages/heat-config/src/bin.ts',
-  'heat-config-notify': 'packages/config-notify/src/bin.ts',
-  'cfn-init': 'packages/cfn-tools/src/cfn-init/bin.ts',
-  'cfn-signal': 'packages/cfn-tools/src/cfn-signal/bin.ts',
-  'cfn-hup': 'packages/cfn-tools/src/cfn-hup/bin.ts',
-  'cfn-get-metadata': 'packages/cfn-tools/src/cfn-get-metadata/bin.ts',
-  'cfn-push-stats': 'packages/cfn-tools/src/cfn-push-stats/bin.ts',
-};
 
 /** The sentinel fuse every Node single executable carries (node's docs, `postject --sentinel-fuse`). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -60,8 +46,8 @@ function version() {
   return commit.status === 0 ? `${pkgVersion} (${commit.stdout.trim()})` : pkgVersion;
 }
 
-const commands = Object.entries(COMMANDS).filter(([, entry]) => existsSync(join(root, entry)));
-const missing = Object.keys(COMMANDS).filter((name) => !commands.some(([have]) => have === name));
+const commands = Object.entries(AGENT_COMMANDS).filter(([, entry]) => existsSync(join(root, entry)));
+const missing = Object.keys(AGENT_COMMANDS).filter((name) => !commands.some(([have]) => have === name));
 const hooks = readdirSync(join(root, 'hooks'))
   .filter((group) => !group.startsWith('_') && existsSync(join(root, 'hooks', group, 'main.ts')))
   .sort();

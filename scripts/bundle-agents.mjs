@@ -6,24 +6,10 @@
 import { build } from 'esbuild';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AGENT_COMMANDS } from './agent-commands.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const outDir = process.argv[2] ?? join(root, 'dist', 'agents');
-
-/** Command name -> entry point, for every agent command that exists in this tree. */
-const COMMANDS = {
-  'os-collect-config': 'packages/collect-config/src/bin.ts',
-  'os-refresh-config': 'packages/refresh-config/src/bin.ts',
-  'dib-run-parts': 'packages/refresh-config/src/dib-run-parts-bin.ts',
-  'os-apply-config': 'packages/apply-config/src/bin.ts',
-  'heat-config': 'packages/heat-config/src/bin.ts',
-  'heat-config-notify': 'packages/config-notify/src/bin.ts',
-  'cfn-init': 'packages/cfn-tools/src/cfn-init/bin.ts',
-  'cfn-signal': 'packages/cfn-tools/src/cfn-signal/bin.ts',
-  'cfn-hup': 'packages/cfn-tools/src/cfn-hup/bin.ts',
-  'cfn-get-metadata': 'packages/cfn-tools/src/cfn-get-metadata/bin.ts',
-  'cfn-push-stats': 'packages/cfn-tools/src/cfn-push-stats/bin.ts',
-};
 
 /** esbuild options shared by every bundle. */
 function bundleOptions(entry, outfile) {
@@ -45,7 +31,7 @@ function bundleOptions(entry, outfile) {
 
 mkdirSync(outDir, { recursive: true });
 const built = [];
-for (const [name, entry] of Object.entries(COMMANDS)) {
+for (const [name, entry] of Object.entries(AGENT_COMMANDS)) {
   if (!existsSync(join(root, entry))) continue;
   await build(bundleOptions(join(root, entry), join(outDir, `${name}.mjs`)));
   built.push(name);
