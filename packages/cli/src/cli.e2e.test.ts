@@ -27,6 +27,8 @@ interface CliProcess {
   stderrMatches(pattern: RegExp): Promise<void>;
   /** Sends SIGTERM. */
   stop(): void;
+  /** Sends SIGINT, as Ctrl-C does. */
+  interrupt(): void;
   /** Resolves once its stdout matches `pattern` (rejects if it exits first). */
   stdoutMatches(pattern: RegExp): Promise<void>;
 }
@@ -77,6 +79,7 @@ function startHearth(args: string[], env: Record<string, string> = { HEARTH_URL:
     stderrMatches: matches(() => stderr),
     stdoutMatches: matches(() => stdout),
     stop: () => child.kill('SIGTERM'),
+    interrupt: () => child.kill('SIGINT'),
   };
 }
 
@@ -195,6 +198,21 @@ describe('hearth CLI against a real hearth-server', () => {
     assert.match(shown.stdout, /^ {2}port \(Number\) default 8080$/m);
   });
 
+  test('config create refuses a config file over the server limit before uploading it', async () => {
+    const before = await hearthJson<{ software_configs: unknown[] }>(['config', 'list']);
+    writeFileSync(join(scratch, 'huge.sh'), `#!/bin/sh\n${'# filler\n'.repeat(700_000)}`);
+    const result = await hearth(['config', 'create', 'huge', '--group', 'script', '--config-file', join(scratch, 'huge.sh')]);
+    assert.equal(result.code, 64, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(
+      result.stderr,
+      /^hearth: --config-file \S+huge\.sh has 6300010 characters: hearth-server takes a config body of at most 4194304/m,
+    );
+    assert.match(result.stderr, /^hearth: hint: /m);
+    const after = await hearthJson<{ software_configs: unknown[] }>(['config', 'list']);
+    assert.equal(after.software_configs.length, before.software_configs.length);
+  });
+
   test('deployment create, show and list', async () => {
     const id = await newDeployment(['--input', 'greeting=hey', '--name', 'first', '--timeout', '600']);
     const shown = await hearthJson<{ software_deployment: Record<string, unknown> }>(['deployment', 'show', id]);
@@ -243,6 +261,51 @@ describe('hearth CLI against a real hearth-server', () => {
     const result = await wait.done;
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`hearth: deployment ${id} FAILED: `));
+  });
+
+  test('text from the server or a VM never reaches the terminal raw; tables line up by display width', async () => {
+    const hostile = 'evil\x1b[2J\x1b]0;owned\x07';
+    assert.equal((await hearth(['server', 'create', hostile, '--id', 'vm-hostile'])).code, 0);
+    assert.equal((await hearth(['server', 'create', '日本語👍', '--id', 'vm-wide'])).code, 0);
+    const table = await hearth(['server', 'list']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.doesNotMatch(table.stdout, /(?!\n)\p{Cc}/u);
+    const shown = 'evil\\x1b[2J\\x1b]0;owned\\x07';
+    const lines = table.stdout.split('\n');
+    const hostileLine = lines.find((line) => line.startsWith('vm-hostile '));
+    const wideLine = lines.find((line) => line.startsWith('vm-wide '));
+    assert.ok(hostileLine?.includes(` ${shown}  `), table.stdout);
+    // '日本語👍' takes 8 columns: the LAST SEEN column starts where it does in the other rows.
+    const lastSeenAt = (lines[0] ?? '').indexOf('LAST SEEN');
+    assert.equal(hostileLine?.indexOf(`${shown}  `), (lines[0] ?? '').indexOf('NAME'));
+    assert.equal(hostileLine?.indexOf(' -  '), lastSeenAt - 1);
+    assert.equal(wideLine?.replace('日本語👍', 'x'.repeat(8)).indexOf(' -  '), lastSeenAt - 1, table.stdout);
+    const show = await hearth(['server', 'show', 'vm-hostile']);
+    assert.match(show.stdout, /^name: +evil\\x1b\[2J\\x1b\]0;owned\\x07$/m);
+
+    const id = await newDeployment();
+    const wait = startHearth(['deployment', 'wait', id, '--timeout', '60']);
+    await wait.stderrMatches(/IN_PROGRESS/);
+    const agent = createClient({ url: server.url, token: ids.token });
+    await agent.signal(id, { deploy_stdout: '', deploy_stderr: '', deploy_status_code: 1, problem: '\x1b[2Jwiped\x1b[0m' });
+    const result = await wait.done;
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /\\x1b\[2Jwiped\\x1b\[0m/);
+    assert.doesNotMatch(result.stderr, /(?!\n)\p{Cc}/u);
+  });
+
+  test('Ctrl-C ends deployment wait with exit 130 and a line; the deployment goes on', async () => {
+    const id = await newDeployment();
+    const wait = startHearth(['deployment', 'wait', id, '--timeout', '60', '--json']);
+    await wait.stderrMatches(/IN_PROGRESS, \d+ s elapsed/);
+    wait.interrupt();
+    const result = await wait.done;
+    assert.equal(result.code, 130, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, new RegExp(`^hearth: interrupted after \\d+ s: deployment ${id} was IN_PROGRESS`, 'm'));
+    assert.match(result.stderr, new RegExp(`^hearth: hint: wait again with \`hearth deployment wait ${id}\`$`, 'm'));
+    const shown = await hearthJson<{ software_deployment: { status: string } }>(['deployment', 'show', id]);
+    assert.equal(shown.software_deployment.status, 'IN_PROGRESS');
   });
 
   test('deployment wait exits 2 when its own --timeout passes', async () => {

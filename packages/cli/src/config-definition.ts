@@ -2,6 +2,7 @@ import type { ConfigInput, ConfigOutput, JsonObject, ParameterType, SoftwareConf
 import { load } from 'js-yaml';
 import { usageError } from './errors.ts';
 import { coerceDefault, parseInputDeclaration, parseInputType } from './flag-values.ts';
+import { MAX_CONFIG_REQUEST_BYTES, MAX_CONFIG_TEXT_LENGTH } from './protocol-values.ts';
 
 /** The flags of `config create`, as commander hands them over. */
 export interface ConfigCreateFlags {
@@ -80,6 +81,43 @@ async function configText(flags: ConfigCreateFlags, readFile: FileReader): Promi
   }
 }
 
+/** Characters as hearth-server counts them (code points, not UTF-16 units). */
+function characterCount(text: string): number {
+  if (text.length <= MAX_CONFIG_TEXT_LENGTH) return text.length;
+  let count = 0;
+  for (const _char of text) count += 1;
+  return count;
+}
+
+/** A size in MiB for messages: `6.2 MiB`. */
+function mebibytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * Refuses a config hearth-server would refuse for its size, before uploading it: an upload over the
+ * server's body limit is cut off mid-way and would read as "cannot reach hearth-server".
+ */
+export function checkConfigSize(body: SoftwareConfigCreate, flags: Pick<ConfigCreateFlags, 'configFile'>): void {
+  const source = flags.configFile === undefined ? 'the --config text' : `--config-file ${flags.configFile}`;
+  const hint = 'keep big payloads out of the config: let the script fetch them, or split the config';
+  const text = typeof body.config === 'string' ? body.config : '';
+  const characters = characterCount(text);
+  if (characters > MAX_CONFIG_TEXT_LENGTH) {
+    throw usageError(
+      `${source} has ${characters} characters: hearth-server takes a config body of at most ${MAX_CONFIG_TEXT_LENGTH} (4 MiB)`,
+      hint,
+    );
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > MAX_CONFIG_REQUEST_BYTES) {
+    throw usageError(
+      `${source} makes a request of ${mebibytes(bytes)} (as JSON, UTF-8): hearth-server reads at most ${mebibytes(MAX_CONFIG_REQUEST_BYTES)} per config`,
+      hint,
+    );
+  }
+}
+
 /** Turns `config create` flags (and the files they name) into the POST /software_configs body. */
 export async function buildConfigCreate(name: string, flags: ConfigCreateFlags, readFile: FileReader): Promise<SoftwareConfigCreate> {
   const config = await configText(flags, readFile);
@@ -120,5 +158,7 @@ export async function buildConfigCreate(name: string, flags: ConfigCreateFlags, 
     if (!isObject(fileOptions)) throw usageError(`--options-file ${flags.optionsFile} must hold a mapping (JSON object or YAML map)`);
     options = { ...options, ...fileOptions };
   }
-  return { name, group: flags.group, config, inputs, outputs, options };
+  const body = { name, group: flags.group, config, inputs, outputs, options };
+  checkConfigSize(body, flags);
+  return body;
 }

@@ -102,3 +102,10 @@ test('an unknown endpoint under a base URL with a path hints to drop the path', 
   );
   assert.match(hintFor('ERR_ROUTE_NOT_FOUND', context) ?? '', /as recent as this hearth/);
 });
+
+test('control characters in a message from the server or a VM are shown escaped', () => {
+  const error = new HearthApiError({ ...target, status: 404, code: 'ERR_STACK_NOT_FOUND', message: 'Stack "a\x1b[2J\u202eb" not found.' });
+  assert.deepEqual(describeError(error, context).lines[0], 'hearth: Stack "a\\x1b[2J\\u202eb" not found. (HTTP 404, ERR_STACK_NOT_FOUND)');
+  const failed = describeError(new ExitError(1, 'deployment d FAILED: oops\r\x1b]0;t\x07'), context);
+  assert.deepEqual(failed.lines, ['hearth: deployment d FAILED: oops\\r\\x1b]0;t\\x07']);
+});

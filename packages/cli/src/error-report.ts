@@ -1,6 +1,7 @@
 import { HearthApiError, HearthConnectionError } from '@hearth/client';
 import { CommanderError } from 'commander';
 import { EXIT, ExitError, type ExitCode } from './errors.ts';
+import { escapeControls } from './terminal-text.ts';
 
 /** What `hearth` says about a failure and how it exits. */
 export interface ErrorReport {
@@ -68,11 +69,14 @@ export function hintFor(code: string, context: ReportContext): string | undefine
   }
 }
 
-/** Formats a message, its code and its hint as stderr lines. */
+/**
+ * Formats a message, its code and its hint as stderr lines, with control characters escaped: they
+ * can carry text from the server or a VM (a status reason, a name in a server's message).
+ */
 function lines(message: string, code: string | undefined, hint: string | undefined): string[] {
   const out: string[] = [];
-  if (message !== '') out.push(`hearth: ${message}${code === undefined ? '' : ` (${code})`}`);
-  if (hint !== undefined) out.push(`hearth: hint: ${hint}`);
+  if (message !== '') out.push(escapeControls(`hearth: ${message}${code === undefined ? '' : ` (${code})`}`));
+  if (hint !== undefined) out.push(escapeControls(`hearth: hint: ${hint}`));
   return out;
 }
 

@@ -10,6 +10,8 @@ export const EXIT = {
   USAGE: 64,
   /** hearth-server could not be reached (EX_UNAVAILABLE). */
   UNAVAILABLE: 69,
+  /** A wait stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports a process SIGINT ended. */
+  INTERRUPTED: 130,
 } as const;
 
 /** One of the exit codes above. */

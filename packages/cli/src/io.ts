@@ -17,6 +17,8 @@ export interface CliIo {
   readTextFile: (path: string) => Promise<string>;
   /** Milliseconds since the epoch. */
   now: () => number;
+  /** Calls `listener` on the first Ctrl-C (SIGINT) instead of dying; returns the undo. Default: none (Ctrl-C kills). */
+  onInterrupt?: ((listener: () => void) => () => void) | undefined;
 }
 
 /** The CliIo of the running process. */
@@ -27,5 +29,9 @@ export function processIo(): CliIo {
     env: process.env,
     readTextFile: (path) => readFile(path, 'utf8'),
     now: () => Date.now(),
+    onInterrupt: (listener) => {
+      process.once('SIGINT', listener);
+      return () => void process.off('SIGINT', listener);
+    },
   };
 }

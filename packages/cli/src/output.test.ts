@@ -23,6 +23,49 @@ test('formatTable with no rows prints the header only; cells lose their newlines
   assert.equal(formatTable([{ header: 'm', value: (r: string) => r }], ['a\nb']), 'M\na b\n');
 });
 
+test('formatTable lines columns up by terminal width with wide, combining and zero-width characters', () => {
+  const rows = ['日本語', '👍ok', 'e\u0301t\u00e9', 'a\u200bb', 'plain'];
+  const text = formatTable(
+    [
+      { header: 'name', value: (r: string) => r },
+      { header: 'x', value: () => 'X' },
+    ],
+    rows,
+  );
+  assert.equal(text, ['NAME    X', '日本語  X', '👍ok    X', 'e\u0301t\u00e9     X', 'a\u200bb      X', 'plain   X', ''].join('\n'));
+});
+
+test('formatTable and formatFields show escape sequences in server text escaped, never raw', () => {
+  const name = 'evil\x1b[2J\x1b]0;title\x07\u009b31m\u202eTXT';
+  const table = formatTable(
+    [
+      { header: 'name', value: (r: string) => r },
+      { header: 'x', value: () => 'X' },
+    ],
+    [name, 'ok'],
+  );
+  const shown = 'evil\\x1b[2J\\x1b]0;title\\x07\\x9b31m\\u202eTXT';
+  assert.equal(table, [`${'NAME'.padEnd(shown.length)}  X`, `${shown}  X`, `${'ok'.padEnd(shown.length)}  X`, ''].join('\n'));
+  const fields = formatFields([
+    ['name', name],
+    ['config', '#!/bin/sh\n\techo \x1b[31mhi\r\n'],
+    ['sig\x1bnal', 1],
+  ]);
+  assert.equal(
+    fields,
+    [
+      'name:       evil\\x1b[2J\\x1b]0;title\\x07\\x9b31m\\u202eTXT',
+      'config:',
+      '  #!/bin/sh',
+      '  \techo \\x1b[31mhi\\r',
+      'sig\\x1bnal: 1',
+      '',
+    ].join('\n'),
+  );
+  // Only the config body's newlines and tab are left.
+  assert.doesNotMatch(table + fields, /(?![\n\t])[\p{Cc}\u202e]/u);
+});
+
 test('formatFields aligns values and puts multi-line values below their key', () => {
   const text = formatFields([
     ['id', 'x'],

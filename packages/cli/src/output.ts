@@ -1,4 +1,5 @@
 import type { TextSink } from './io.ts';
+import { displayWidth, escapeControls, padDisplay } from './terminal-text.ts';
 
 /** A column of a table: its header and how to get a row's cell. */
 export interface Column<Row> {
@@ -14,19 +15,22 @@ export function displayValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** A cell on one line: newlines and tabs become spaces. */
+/** A cell on one line: newlines and tabs become spaces, other control characters escapes. */
 function cellText(value: unknown): string {
-  return displayValue(value).replace(/[\r\n\t]+/g, ' ');
+  return escapeControls(displayValue(value).replace(/[\r\n\t]+/g, ' '));
 }
 
-/** Formats rows as an aligned table: upper-case headers, columns two spaces apart, no trailing spaces. */
+/**
+ * Formats rows as an aligned table: upper-case headers, columns two spaces apart (by terminal
+ * columns, so wide and combining characters line up), no trailing spaces.
+ */
 export function formatTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[]): string {
   const cells = [columns.map((c) => c.header.toUpperCase()), ...rows.map((row) => columns.map((c) => cellText(c.value(row))))];
-  const widths = columns.map((_c, i) => Math.max(...cells.map((line) => (line[i] ?? '').length)));
+  const widths = columns.map((_c, i) => Math.max(...cells.map((line) => displayWidth(line[i] ?? ''))));
   return cells
     .map((line) =>
       line
-        .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .map((cell, i) => (i === line.length - 1 ? cell : padDisplay(cell, widths[i] ?? 0)))
         .join('  ')
         .trimEnd(),
     )
@@ -36,14 +40,14 @@ export function formatTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: read
 
 /**
  * Formats `key: value` lines with values aligned. A value with several lines goes below its key,
- * indented by two spaces.
+ * indented by two spaces. Control characters other than newlines and tabs in values are shown escaped.
  */
 export function formatFields(fields: ReadonlyArray<readonly [string, unknown]>): string {
-  const width = Math.max(0, ...fields.map(([key]) => key.length + 1));
-  return fields
-    .map(([key, value]) => {
-      const text = displayValue(value);
-      if (!text.includes('\n')) return `${`${key}:`.padEnd(width)} ${text}`.trimEnd() + '\n';
+  const escaped = fields.map(([key, value]) => [escapeControls(key), escapeControls(displayValue(value), '\n\t')] as const);
+  const width = Math.max(0, ...escaped.map(([key]) => displayWidth(key) + 1));
+  return escaped
+    .map(([key, text]) => {
+      if (!text.includes('\n')) return `${padDisplay(`${key}:`, width)} ${text}`.trimEnd() + '\n';
       const body = text
         .replace(/\n$/, '')
         .split('\n')

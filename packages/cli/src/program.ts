@@ -13,7 +13,7 @@ import { registerScalingPolicyCommands } from './commands/scaling-policy.ts';
 import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
 import type { CliDeps } from './session.ts';
 
-/** Help text shown after the command list of `hearth --help`. */
+/** Help text shown at the end of every command's --help. */
 const MAIN_HELP_AFTER = `
 Environment:
   HEARTH_URL      hearth-server URL (default ${DEFAULT_URL})
@@ -53,7 +53,8 @@ export function buildProgram(deps: CliDeps): Command {
     })
     .showSuggestionAfterError()
     .exitOverride()
-    .addHelpText('after', MAIN_HELP_AFTER);
+    // 'afterAll': `hearth server create --help` is where a new operator looks for HEARTH_TOKEN and exit codes.
+    .addHelpText('afterAll', MAIN_HELP_AFTER);
   registerStackCommands(program, deps);
   registerServerCommands(program, deps);
   registerConfigCommands(program, deps);

@@ -45,3 +45,11 @@ test('close ends a line left open on a terminal, and does nothing otherwise', ()
   line.close();
   assert.equal(tty.text, '\r\x1b[2Kx\n');
 });
+
+test('the text cannot move the cursor: its control characters are shown escaped', () => {
+  const tty = sink(true);
+  const line = new ProgressLine(tty);
+  line.update('wait condition a\x1b[1Ab: fetching', 'fetching', 0);
+  line.finish('done\r\x1b[2K');
+  assert.equal(tty.text, '\r\x1b[2Kwait condition a\\x1b[1Ab: fetching\r\x1b[2Kdone\\r\\x1b[2K\n');
+});

@@ -1,4 +1,5 @@
 import type { TextSink } from './io.ts';
+import { escapeControls } from './terminal-text.ts';
 
 /** Options of a ProgressLine. */
 export interface ProgressLineOptions {
@@ -26,7 +27,9 @@ export class ProgressLine {
   }
 
   /** Shows `text` if it is due: see the class comment. */
-  update(text: string, key: string, nowMs: number): void {
+  update(raw: string, key: string, nowMs: number): void {
+    // Only this class moves the cursor: the text (a name, a status) never does.
+    const text = escapeControls(raw);
     const keyChanged = key !== this.lastKey;
     if (this.sink.isTTY === true) {
       if (text === this.lastText) return;
@@ -42,7 +45,8 @@ export class ProgressLine {
   }
 
   /** Ends the line with `text` (always shown), leaving the cursor on a fresh line. */
-  finish(text: string): void {
+  finish(raw: string): void {
+    const text = escapeControls(raw);
     if (this.sink.isTTY === true) this.sink.write(`${this.open ? '\r\x1b[2K' : ''}${text}\n`);
     else this.sink.write(`${text}\n`);
     this.open = false;

@@ -1,9 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as protocol from '@hearth/protocol';
+import { BODY_LIMITS } from '../../server/src/routes/limits.ts';
 import {
   CONFIG_TRANSPORTS,
   DEPLOYMENT_ACTIONS,
+  MAX_CONFIG_REQUEST_BYTES,
+  MAX_CONFIG_TEXT_LENGTH,
   MAX_DEPLOYMENT_TIMEOUT,
   MAX_URL_EXPIRES_IN,
   MAX_WAIT_CONDITION_COUNT,
@@ -42,6 +45,11 @@ test('the CLI copies of protocol values equal the protocol values', () => {
   const urlExpiresIn = (protocol.WaitConditionCreate as unknown as { properties: { url_expires_in: { maximum: number } } }).properties
     .url_expires_in;
   assert.equal(MAX_URL_EXPIRES_IN, urlExpiresIn.maximum);
+  const configText = (protocol.ConfigBody as unknown as { anyOf: Array<{ type: string; maxLength?: number }> }).anyOf.find(
+    (schema) => schema.type === 'string',
+  );
+  assert.equal(MAX_CONFIG_TEXT_LENGTH, configText?.maxLength);
+  assert.equal(MAX_CONFIG_REQUEST_BYTES, BODY_LIMITS.config);
 });
 
 test('PROJECT_ID_PATTERN accepts what the ProjectId schema accepts', () => {

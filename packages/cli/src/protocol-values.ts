@@ -37,3 +37,9 @@ export const MAX_WAIT_CONDITION_COUNT = 1000;
 
 /** Longest life of wait-condition handle URLs, in seconds (protocol WaitConditionCreate url_expires_in maximum). */
 export const MAX_URL_EXPIRES_IN = 10 * 365 * 24 * 3600;
+
+/** Longest config body text, in characters (protocol ConfigBody: a string of at most 4 MiB characters). */
+export const MAX_CONFIG_TEXT_LENGTH = 4 * 1024 * 1024;
+
+/** Largest `POST /software_configs` body hearth-server reads, in bytes (server BODY_LIMITS.config). */
+export const MAX_CONFIG_REQUEST_BYTES = 5 * 1024 * 1024;

@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SoftwareConfigCreate, SoftwareDeployment } from '@hearth/protocol';
 import { HearthApiError } from '@hearth/client';
+import type { Command } from 'commander';
+import { processIo } from './io.ts';
+import { buildProgram } from './program.ts';
 import { runFake } from './test-support.ts';
 
 /** Ids in the UUID form the server gives configs and deployments. */
@@ -16,6 +19,31 @@ test('--help exits 0 and lists every command group', async () => {
   const result = await runFake(['--help']);
   assert.equal(result.code, 0);
   for (const word of ['server', 'config', 'deployment', 'events', 'HEARTH_TOKEN', '69']) assert.match(result.stdout, new RegExp(word));
+});
+
+test('--help of every command exits 0 and names the environment variables and exit codes', async () => {
+  const program = buildProgram({ io: processIo(), createClient: () => assert.fail('no client for --help') });
+  const paths: string[][] = [];
+  const walk = (command: Command, path: string[]): void => {
+    paths.push(path);
+    for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+  };
+  walk(program, []);
+  assert.ok(paths.length > 40, `${paths.length} commands`);
+  for (const path of paths) {
+    const result = await runFake([...path, '--help']);
+    assert.equal(result.code, 0, path.join(' '));
+    for (const word of [
+      'HEARTH_URL',
+      'HEARTH_TOKEN',
+      'HEARTH_PROJECT',
+      'Exit codes:',
+      '64  usage error',
+      '69  hearth-server unreachable',
+    ]) {
+      assert.ok(result.stdout.includes(word), `hearth ${path.join(' ')} --help lacks ${word}`);
+    }
+  }
 });
 
 test('bad flags exit 64 with a hearth: message and no client call', async () => {

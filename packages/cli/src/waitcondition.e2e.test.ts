@@ -24,6 +24,8 @@ interface CliProcess {
   done: Promise<CliResult>;
   /** Resolves once its stderr matches `pattern` (rejects if it exits first). */
   stderrMatches(pattern: RegExp): Promise<void>;
+  /** Sends SIGINT, as Ctrl-C does. */
+  interrupt(): void;
 }
 
 let server: TestServer;
@@ -61,6 +63,7 @@ function startHearth(args: string[]): CliProcess {
   );
   return {
     done,
+    interrupt: () => child.kill('SIGINT'),
     stderrMatches: (pattern) =>
       new Promise<void>((resolve, reject) => {
         const check = (): void => {
@@ -166,6 +169,22 @@ describe('hearth stack and waitcondition against a real hearth-server', { timeou
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /still IN_PROGRESS after 2 s \(--timeout\): 0\/1 received/);
     assert.ok(result.durationMs < 15_000, `took ${result.durationMs} ms`);
+  });
+
+  test('Ctrl-C ends a wait with exit 130 and a line saying where it stood; the condition goes on', async () => {
+    const wc = await createCondition('interrupted', ['--count', '2', '--timeout', '600']);
+    await signal(wc, { status: 'SUCCESS', id: 'n1', data: 'x' });
+    const wait = startHearth(['waitcondition', 'wait', 'interrupted', '--stack', STACK, '--json']);
+    await wait.stderrMatches(/1\/2 received, \d+ s elapsed/);
+    wait.interrupt();
+    const result = await wait.done;
+    assert.equal(result.code, 130, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^hearth: interrupted after \d+ s: wait condition interrupted was IN_PROGRESS, 1\/2 received/m);
+    assert.match(result.stderr, /^hearth: hint: wait again with `hearth waitcondition wait interrupted --stack e2e-wc`$/m);
+    const shown = await hearthJson<{ wait_condition: WaitCondition }>(['waitcondition', 'show', 'interrupted', '--stack', STACK]);
+    assert.equal(shown.wait_condition.status, 'IN_PROGRESS');
+    assert.equal((await hearth(['waitcondition', 'delete', 'interrupted', '--stack', STACK])).code, 0);
   });
 
   test("wait exits 1 when the condition's own timeout fails it first", async () => {

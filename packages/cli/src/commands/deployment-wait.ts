@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { NO_REPLY_HINT } from '../deadline.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { parseId, parseSeconds } from '../flag-values.ts';
+import { INTERRUPTED, untilInterrupted } from '../interrupt.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
 import { retryingStatus } from '../outage.ts';
@@ -57,9 +58,9 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
         progress.update(progressText(id, status, now - started), status, now);
       };
       const ticker = setInterval(show, 1000);
-      let result: WaitResult;
+      let result: WaitResult | typeof INTERRUPTED;
       try {
-        result = await waitForDeployment(id, timeoutSeconds, {
+        const waiting = waitForDeployment(id, timeoutSeconds, {
           client,
           now: io.now,
           sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -72,11 +73,20 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
             show();
           },
         });
+        result = await untilInterrupted(io, waiting);
       } catch (error) {
         progress.close();
         throw error;
       } finally {
         clearInterval(ticker);
+      }
+      if (result === INTERRUPTED) {
+        progress.close();
+        throw new ExitError(
+          EXIT.INTERRUPTED,
+          `interrupted after ${Math.floor((io.now() - started) / 1000)} s: deployment ${id} was ${status} (it goes on without this wait)`,
+          { hint: `wait again with \`hearth deployment wait ${id}\`` },
+        );
       }
       const { deployment: final } = result;
       const elapsed = `${Math.floor(result.elapsedMs / 1000)} s`;

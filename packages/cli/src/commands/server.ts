@@ -5,6 +5,7 @@ import { parseChoice } from '../flag-values.ts';
 import { formatFields, formatTable } from '../output.ts';
 import { CONFIG_TRANSPORTS, RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
+import { escapeControls } from '../terminal-text.ts';
 
 /** Where os-collect-config reads its settings in the VM. */
 export const OS_COLLECT_CONFIG_CONF_PATH = '/etc/os-collect-config.conf';
@@ -73,7 +74,7 @@ export function formatServerCreated(created: ServerCreated): string {
     `\nos-collect-config settings for transport ${created.server.software_config_transport} ` +
     `(write the lines between the markers to ${OS_COLLECT_CONFIG_CONF_PATH} in the VM; they hold the credential):\n` +
     `--- ${OS_COLLECT_CONFIG_CONF_PATH} ---\n` +
-    `${created.os_collect_config_conf.replace(/\n?$/, '\n')}` +
+    `${escapeControls(created.os_collect_config_conf, '\n\t').replace(/\n?$/, '\n')}` +
     `--- end ---\n`
   );
 }

@@ -4,6 +4,7 @@ import { waitForCondition, type ConditionWaitResult } from '../condition-wait-lo
 import { NO_REPLY_HINT } from '../deadline.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { parseSeconds } from '../flag-values.ts';
+import { INTERRUPTED, untilInterrupted } from '../interrupt.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
 import { openSession, type CliDeps } from '../session.ts';
@@ -89,9 +90,9 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
         else progress.update(conditionProgressText(current.received, current.count, now - started), String(current.received), now);
       };
       const ticker = setInterval(show, 1000);
-      let result: ConditionWaitResult;
+      let result: ConditionWaitResult | typeof INTERRUPTED;
       try {
-        result = await waitForCondition(target, {
+        const waiting = waitForCondition(target, {
           client,
           now: io.now,
           sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -105,11 +106,21 @@ export function registerWaitConditionWaitCommand(waitcondition: Command, deps: C
             show();
           },
         });
+        result = await untilInterrupted(io, waiting);
       } catch (error) {
         progress.close();
         throw error;
       } finally {
         clearInterval(ticker);
+      }
+      if (result === INTERRUPTED) {
+        progress.close();
+        const seen = current === undefined ? 'no answer yet' : `${current.status}, ${current.received}/${current.count} received`;
+        throw new ExitError(
+          EXIT.INTERRUPTED,
+          `interrupted after ${Math.floor((io.now() - started) / 1000)} s: wait condition ${name} was ${seen} (it goes on without this wait)`,
+          { hint: `wait again with \`hearth waitcondition wait ${name} --stack ${flags.stack}\`` },
+        );
       }
       const final = result.waitCondition;
       if (final === undefined) {
