@@ -1,6 +1,7 @@
 // cfn-hup as a real process against a real hearth-server on 127.0.0.1, with a hook action that never exits: it is
 // stopped after [main] action-timeout, so the other hooks and later metadata changes still run; and SIGTERM stops
-// the daemon (and the action) at once instead of waiting for the action for ever.
+// the daemon (and the action) at once instead of waiting for the action for ever; and cfn-hup, daemon or -f, does
+// not exit leaving the action's processes behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -125,4 +126,58 @@ test('SIGTERM stops the daemon and its running action at once, even with action-
   assert.ok(Date.now() - asked < 8000);
   assert.match(daemon.stderr(), /stopped: cfn-hup is shutting down/);
   await waitFor('the sleep to end', () => !sleeperAlive(hang), 7000);
+});
+
+test('cfn-hup -f on SIGTERM stops the running action and every process below it, says so, and exits 143', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  const hang = '100003';
+  const { root } = await setup(
+    t,
+    server,
+    'action-timeout = 0\n',
+    `[a-hang]\ntriggers = post.add\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n` +
+      `[b-next]\ntriggers = post.add\npath = Resources.@RES@.Metadata\naction = echo next >> @ROOT@/fired.log\n`,
+  );
+  const child = spawn(process.execPath, [binPath('cfn-hup'), '-f', '--log-format', 'text'], {
+    env: binEnv({ HEARTH_ROOT: root }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  await waitFor('the hung action', () => lines(root).length >= 1 && sleeperAlive(hang), 20_000);
+
+  child.kill('SIGTERM');
+  const code = await Promise.race([exited, sleep(10_000).then(() => 'still running')]);
+  assert.equal(code, 143, `cfn-hup -f did not stop on SIGTERM:\n${stderr}`);
+  assert.ok(!sleeperAlive(hang), 'the action’s sleep was stopped before cfn-hup exited');
+  assert.match(stderr, /hook action stopped: cfn-hup is stopping hook=a-hang/);
+  assert.match(stderr, /cfn-hup stopped before its pass finished: the running action was stopped and no later hook ran signal=SIGTERM/);
+  assert.deepEqual(lines(root), ['hang'], 'no later hook ran');
+});
+
+test('the daemon on SIGTERM does not exit before a process of the action that ignores SIGTERM got its SIGKILL', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  const hang = '100004';
+  const { root, change } = await setup(
+    t,
+    server,
+    'action-timeout = 0\n',
+    `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; (trap '' TERM; sleep ${hang})\n`,
+  );
+  const daemon = startDaemon(t, root);
+  await waitFor('first pass', () => existsSync(join(root, 'var/cache/heat-cfntools')), 20_000);
+  await sleep(1500);
+  await change();
+  await waitFor('the hung action', () => lines(root).length >= 1 && sleeperAlive(hang), 15_000);
+
+  daemon.child.kill('SIGTERM');
+  const code = await Promise.race([daemon.exited, sleep(15_000).then(() => 'still running')]);
+  assert.equal(code, 0, daemon.stderr());
+  // the SIGKILL was sent before cfn-hup exited (without the fix, never); the kernel may take a moment to end it
+  await waitFor('the sleep that ignores SIGTERM to be killed', () => !sleeperAlive(hang), 1000);
+  assert.match(daemon.stderr(), /hook action stopped: cfn-hup is stopping hook=a-hang/);
 });

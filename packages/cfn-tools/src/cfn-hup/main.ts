@@ -1,5 +1,6 @@
-// cfn-hup: one pass with --no-daemon (exit 1 when a resource or an action failed), else a daemon until
-// SIGTERM/SIGINT.
+// cfn-hup: one pass with --no-daemon (exit 1 when a resource or an action failed, 128 + the signal when SIGTERM or
+// SIGINT cut it short), else a daemon until SIGTERM/SIGINT.
+import { constants } from 'node:os';
 import { createLogger } from '@hearth/agent-kit/logger';
 import { agentPaths } from '@hearth/agent-kit/paths';
 import type { HttpFunction } from '../shared/describe-stack-resource.ts';
@@ -41,15 +42,18 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
   const pass = (config: typeof first, signal?: AbortSignal) =>
     runPass({ config, paths, log, services, env, ...(deps.http !== undefined && { http: deps.http }), ...(signal && { signal }) });
 
-  if (options.noDaemon) return (await pass(first)).failed ? 1 : 0;
-
-  let signal = deps.signal;
-  if (!signal) {
-    const controller = new AbortController();
-    for (const name of ['SIGTERM', 'SIGINT'] as const) process.once(name, () => controller.abort());
-    signal = controller.signal;
+  const stop = deps.signal ? { signal: deps.signal, received: undefined } : stopOnSignals();
+  const stopping = stop.signal;
+  if (options.noDaemon) {
+    // Without the handler SIGTERM would end node at once and leave the running action's processes behind.
+    const report = await pass(first, stopping);
+    if (!stopping.aborted) return report.failed ? 1 : 0;
+    const received = stop.received?.() ?? 'SIGTERM';
+    log.warn('cfn-hup stopped before its pass finished: the running action was stopped and no later hook ran', {
+      signal: received,
+    });
+    return 128 + constants.signals[received];
   }
-  const stopping = signal;
   let loaded = true;
   await runDaemon({
     loadConfig: () => {
@@ -64,7 +68,20 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
     runPass: (config) => pass(config, stopping),
     intervalSeconds: options.intervalSeconds,
     log,
-    signal,
+    signal: stopping,
   });
   return 0;
+}
+
+/** An AbortSignal fired by the first SIGTERM or SIGINT, and which of them it was. */
+function stopOnSignals(): { signal: AbortSignal; received: () => 'SIGTERM' | 'SIGINT' | undefined } {
+  const controller = new AbortController();
+  let received: 'SIGTERM' | 'SIGINT' | undefined;
+  for (const name of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(name, () => {
+      received ??= name;
+      controller.abort();
+    });
+  }
+  return { signal: controller.signal, received: () => received };
 }

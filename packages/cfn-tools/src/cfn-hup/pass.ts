@@ -62,6 +62,8 @@ async function fire(ctx: PassContext, hook: HookConfig, event: HookTrigger, repo
       stdout: result.stdout,
       stderr: result.stderr,
     });
+  } else if (result.aborted) {
+    ctx.log.warn('hook action stopped: cfn-hup is stopping', { ...fields, stdout: result.stdout, stderr: result.stderr });
   } else if (result.failed) ctx.log.error('hook action failed', { ...fields, stdout: result.stdout, stderr: result.stderr });
   else ctx.log.info('hook action done', { ...fields, stdout: result.stdout, stderr: result.stderr });
   report.fired.push({ hook: hook.name, event, resource: hook.resource, result });

@@ -73,3 +73,31 @@ test('a background process holding stdout (a daemon the action started) does not
   assert.match(result.stderr, /^started\noutput after the action exited is not captured/);
   assert.ok(alive(daemon), 'the background process is left running, as the action meant');
 });
+
+test('a timed-out action resolves only once a process below it that ignores SIGTERM got its SIGKILL', async () => {
+  // the subshell and its sleep ignore SIGTERM and keep stdout open after the shell died: without waiting for the
+  // SIGKILL, a cfn-hup -f that exits right after the result would leave them running
+  const result = await runAction("(trap '' TERM; echo $(exec sh -c 'echo $PPID'); sleep 100000)", undefined, {
+    timeoutMs: 300,
+    outputGraceMs: 100,
+  });
+  const subshell = Number(result.stdout.trim());
+  assert.ok(subshell > 0, result.stdout);
+  assert.equal(result.timedOut, true);
+  // SIGKILL was sent before the result came (without the wait it comes 5 s early); the kernel may take a moment
+  assert.ok(await until(() => !alive(subshell), 1000), 'the subshell that ignored SIGTERM is gone when the result comes');
+});
+
+test('a hung action whose setsid daemon escaped its tree still times out; the daemon is left running', async (t) => {
+  // setsid -f: the daemon is re-parented to init, out of the action's tree, holding its stdout, as a hook's
+  // `service x start` may leave one; the hung part is stopped and the result comes, the daemon stays
+  const result = await runAction("setsid -f sh -c 'echo $$; exec sleep 100000'; sleep 100000", undefined, {
+    timeoutMs: 500,
+    outputGraceMs: 200,
+  });
+  const daemon = Number(result.stdout.trim());
+  t.after(() => process.kill(daemon, 'SIGKILL'));
+  assert.deepEqual([result.timedOut, result.failed], [true, true]);
+  assert.ok(result.durationMs < 4000, `took ${result.durationMs} ms`);
+  assert.ok(alive(daemon), 'the daemon the action started on purpose survives the timeout');
+});

@@ -50,7 +50,10 @@ export interface ActionResult {
 export interface RunActionOptions {
   /** Environment of the action (HOME, USER and LOGNAME follow runas). Default process.env. */
   env?: NodeJS.ProcessEnv | undefined;
-  /** Stop the action (SIGTERM to it and every process below it, SIGKILL 5 s later) after this many ms. Default: no limit. */
+  /**
+   * Stop the action (SIGTERM to it and every process below it, SIGKILL 5 s later to what is left) after this many ms;
+   * the result comes once they are gone. Default: no limit.
+   */
   timeoutMs?: number | undefined;
   /** Stop the action the same way when this aborts. Default none. */
   signal?: AbortSignal | undefined;
@@ -105,13 +108,15 @@ function settle(
   let stderr = '';
   let capturing = true;
   let stoppedBy: 'timeout' | 'abort' | undefined;
+  let stopping: Promise<void> | undefined;
   let outputTimer: NodeJS.Timeout | undefined;
   let finished = false;
   const stop = (reason: 'timeout' | 'abort'): void => {
     if (stoppedBy !== undefined || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     stoppedBy = reason;
-    // Not cancelled when the shell exits: a process below it that ignores SIGTERM still gets the SIGKILL.
-    void stopProcessTree(child.pid, { graceMs: KILL_GRACE_MS });
+    // Not cancelled when the shell exits: a process below it that ignores SIGTERM still gets the SIGKILL, and the
+    // result waits for that, so that cfn-hup cannot exit (-f, or stopping) and leave such a process running.
+    stopping = stopProcessTree(child.pid, { graceMs: KILL_GRACE_MS }).catch(() => undefined);
   };
   const cancelTimeout = options.timeoutMs === undefined ? undefined : setLongTimeout(() => stop('timeout'), options.timeoutMs);
   const onAbort = (): void => stop('abort');
@@ -131,11 +136,13 @@ function settle(
         : stoppedBy === 'abort'
           ? 'stopped: cfn-hup is shutting down\n'
           : '';
-    resolve({
+    const result = {
       ...done({ exitCode, signal, stdout, stderr: `${stderr}${note}${why}`, failed: exitCode !== 0 || stoppedBy !== undefined }),
       timedOut: stoppedBy === 'timeout',
       aborted: stoppedBy === 'abort',
-    });
+    };
+    if (stopping === undefined) resolve(result);
+    else void stopping.then(() => resolve(result));
   };
   // Past the resolve, keep draining (and dropping) what a background process writes, so it never blocks on a full pipe.
   child.stdout?.on('data', (chunk: Buffer) => {

@@ -62,3 +62,10 @@ test('a cycle of references is an error with the path, not a stack overflow', ()
   const init = { configSets: { default: [{ ConfigSet: 'a' }], a: ['x', { ConfigSet: 'b' }], b: [{ ConfigSet: 'a' }] } };
   assert.throws(() => selectConfigs(init, undefined), /configSet a refers to itself: default -> a -> b -> a/);
 });
+
+test('configSets null or {} is no configSets (the original tests `not configSets`): config runs, -c is an error', () => {
+  for (const configSets of [{}, null]) {
+    assert.deepEqual(selectConfigs({ configSets, config: {} }, undefined), ['config']);
+    assert.throws(() => selectConfigs({ configSets, config: {} }, 'web'), /web requested, but the metadata has no configSets/);
+  }
+});

@@ -21,7 +21,8 @@ export function selectConfigs(init: Record<string, unknown>, requested: string |
           .split(',')
           .map((name) => name.trim())
           .filter((name) => name !== '');
-  if (configSets === undefined) {
+  // null and {} count as no configSets, as the original's `if not self.configsets`: the `config` key runs.
+  if (configSets === undefined || configSets === null || (isObject(configSets) && Object.keys(configSets).length === 0)) {
     if (names.length > 0) throw new ConfigSetError(`configSets ${names.join(', ')} requested, but the metadata has no configSets`);
     return ['config'];
   }

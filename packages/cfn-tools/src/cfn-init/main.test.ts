@@ -154,3 +154,13 @@ test('in process: a package installed in one config restarts the service that li
     (error: Error) => error instanceof ExitError && error.exitCode === 1 && /configSet nope requested/.test(error.message),
   );
 });
+
+test('configSets null or {} counts as none, as in the original: the config key runs', async (t) => {
+  for (const configSets of [{}, null]) {
+    const box = sandbox(t);
+    box.put('var/lib/heat-cfntools/cfn-init-data', init({ configSets, config: { files: { [`${box.out}/ran`]: { content: 'config' } } } }));
+    const result = await runBin('cfn-init', [], { env: box.env });
+    assert.equal(result.code, 0, `configSets ${JSON.stringify(configSets)}: ${result.stderr}`);
+    assert.equal(readFileSync(`${box.out}/ran`, 'utf8'), 'config');
+  }
+});

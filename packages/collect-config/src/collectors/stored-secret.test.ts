@@ -109,10 +109,25 @@ test('a bad secret store setting is a configuration error (exit 1); --help lists
   const cases: Array<[string[], RegExp]> = [
     [['--hearth-secret-store', 'vault'], /\[hearth\] secret_store: unknown secret store backend "vault"; use one of: file, keyring/],
     [
-      ['--cfn-secret-store', 'keyring', '--cfn-secret-store-path', '/x'],
-      /\[cfn\] secret_store: secret store: `path` applies to the file backend only/,
+      ['--hearth-secret-store', 'vault', '--hearth-secret-store-path', '/x'],
+      /\[hearth\] secret_store: unknown secret store backend "vault"/,
     ],
-    [['--hearth-secret-store-service', 'svc'], /\[hearth\] secret_store_service given without \[hearth\] secret_store = file\|keyring/],
+    [
+      ['--cfn-secret-store', 'keyring', '--cfn-secret-store-path', '/x'],
+      /^os-collect-config: \[cfn\] secret_store_path = \/x is given with \[cfn\] secret_store = keyring, but it applies to secret_store = file only: set \[cfn\] secret_store = file, or remove secret_store_path$/m,
+    ],
+    [
+      ['--cfn-secret-store-path', '/var/lib/hearth/cfn.json'],
+      /^os-collect-config: \[cfn\] secret_store_path = \/var\/lib\/hearth\/cfn.json is given without \[cfn\] secret_store, but it applies to secret_store = file only: set \[cfn\] secret_store = file, or remove secret_store_path$/m,
+    ],
+    [
+      ['--hearth-secret-store', 'file', '--hearth-secret-store-service', 'svc'],
+      /\[hearth\] secret_store_service = svc is given with \[hearth\] secret_store = file, but it applies to secret_store = keyring only: set \[hearth\] secret_store = keyring, or remove secret_store_service/,
+    ],
+    [
+      ['--hearth-secret-store-service', 'svc'],
+      /\[hearth\] secret_store_service = svc is given without \[hearth\] secret_store, but it applies to secret_store = keyring only/,
+    ],
   ];
   for (const [flags, message] of cases) {
     const result = await run(['--print', ...flags, 'hearth'], root);

@@ -94,26 +94,37 @@ export async function lookUpSecret(options: CollectOptions, group: string, acces
 /** The groups whose secret_access_key may come from a secret store. */
 const SECRET_STORE_GROUPS = ['hearth', 'cfn'] as const;
 
-/** A bad `[group] secret_store*` combination is a bad configuration (exit 1) now, not a failing source on every poll. */
+/** The store setting that belongs to each backend, as a bad combination's message names it. */
+const BACKEND_OF_SETTING = { secret_store_path: 'file', secret_store_service: 'keyring' } as const;
+
+/**
+ * A bad `[group] secret_store*` combination is a bad configuration (exit 1, as every other bad setting here) now,
+ * not a failing source on every poll. The message names the setting, its value and the change that fixes it.
+ */
 function checkSecretStore(values: GroupValues, group: string): void {
   const text = (name: string): string | undefined => {
     const value = values[name];
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
   const backend = text('secret_store');
-  if (backend === undefined) {
-    const stray = ['secret_store_path', 'secret_store_service'].filter((name) => text(name) !== undefined);
-    if (stray.length > 0) throw new ExitError(1, `[${group}] ${stray.join(', ')} given without [${group}] secret_store = file|keyring`);
-    return;
+  if (backend !== undefined) {
+    try {
+      // Opening reads nothing: it only checks that the backend is known.
+      openSecretStore({ backend });
+    } catch (error) {
+      if (error instanceof SecretStoreError) throw new ExitError(1, `[${group}] secret_store: ${error.message}`);
+      throw error;
+    }
   }
-  const path = text('secret_store_path');
-  const service = text('secret_store_service');
-  try {
-    // Opening reads nothing: it only checks the backend and its settings.
-    openSecretStore({ backend, ...(path !== undefined ? { path } : {}), ...(service !== undefined ? { service } : {}) });
-  } catch (error) {
-    if (error instanceof SecretStoreError) throw new ExitError(1, `[${group}] secret_store: ${error.message}`);
-    throw error;
+  for (const [name, owner] of Object.entries(BACKEND_OF_SETTING)) {
+    const value = text(name);
+    if (value === undefined || backend === owner) continue;
+    const now = backend === undefined ? `without [${group}] secret_store` : `with [${group}] secret_store = ${backend}`;
+    throw new ExitError(
+      1,
+      `[${group}] ${name} = ${value} is given ${now}, but it applies to secret_store = ${owner} only: ` +
+        `set [${group}] secret_store = ${owner}, or remove ${name}`,
+    );
   }
 }
 
