@@ -1,5 +1,6 @@
 // `hearth-agent clean`: forget this instance before the disk is captured as an image (like `cloud-init clean`):
-// its identity and metadata, the collectors' caches, the deployed markers, the signal outbox and every credential.
+// its identity and metadata, the collectors' caches, the deployed markers, the signal outbox and every credential,
+// including those in a keyring the config names (clean-keyring.ts).
 // What the image itself provides (hook launchers, templates, local-data, units, cfn-hup hooks) stays.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -82,12 +83,18 @@ Forgets this instance before its disk is captured as an image: instance identity
 (/var/lib/heat-cfntools), metadata caches, deployed markers, the rendered deployments, the signal
 outbox and credentials (/var/lib/hearth, /etc/cfn/cfn-credentials) and /etc/os-collect-config.conf.
 Keeps the hooks, templates, local-data and units. Paths honour HEARTH_ROOT and the per-path env vars.
+When os-collect-config.conf ([hearth]/[cfn] secret_store = keyring) or cfn-credentials (HearthSecretStore=keyring)
+reads secrets from the keyring, every secret of that keyring service goes too (run it in the agent's session);
+exit 1 when they could not be removed.
 
   --dry-run      print what would be removed, remove nothing
   --keep-config  keep /etc/os-collect-config.conf
 `;
 
-/** `hearth-agent clean ARGS`: prints one `removed <path> (<what>)` line per target; 2 on a bad flag. */
+/**
+ * `hearth-agent clean ARGS`: prints one `removed <path> (<what>)` line per target and per keyring secret; 1 when a
+ * keyring the config names could not be emptied (the files are removed all the same); 2 on a bad flag.
+ */
 export async function cleanMain(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const flags = new Set(argv);
   if (flags.has('--help') || flags.has('-h')) {
@@ -97,7 +104,23 @@ export async function cleanMain(argv: string[], env: NodeJS.ProcessEnv = process
   const unknown = argv.filter((arg) => arg !== '--dry-run' && arg !== '--keep-config');
   if (unknown.length > 0) throw new ExitError(2, `clean: unknown argument ${JSON.stringify(unknown[0])}\n${CLEAN_USAGE}`);
   const dryRun = flags.has('--dry-run');
+  // Loaded here, not at start-up: the secret store's modules are for clean only. Read before the files go.
+  const keyring = await import('./clean-keyring.ts');
+  const { services, unreadable } = keyring.keyringServices(env);
   const removed = clean({ dryRun, keepConfig: flags.has('--keep-config'), env });
-  for (const target of removed) process.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${target.path} (${target.what})\n`);
-  return 0;
+  const verb = dryRun ? 'would remove' : 'removed';
+  for (const target of removed) process.stdout.write(`${verb} ${target.path} (${target.what})\n`);
+  const secrets = await keyring.cleanKeyring(services, dryRun, env);
+  for (const { service, name } of secrets.removed) process.stdout.write(`${verb} ${name} (keyring service "${service}")\n`);
+  // Said on stderr and in the exit code: an image captured now would still hold these credentials.
+  for (const { service, message } of secrets.failed) {
+    process.stderr.write(
+      `hearth-agent clean: the secrets in keyring service "${service}" were NOT removed: ${message}; ` +
+        `run clean again where the keyring is reachable, or delete them with hearth-agent secret --backend keyring --service ${service} delete NAME\n`,
+    );
+  }
+  for (const problem of unreadable) {
+    process.stderr.write(`hearth-agent clean: cannot read ${problem}; keyring secrets it may name were NOT removed\n`);
+  }
+  return secrets.failed.length > 0 || unreadable.length > 0 ? 1 : 0;
 }
