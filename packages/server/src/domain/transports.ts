@@ -16,14 +16,24 @@ export interface TransportContext {
 /** Swift container names of hearth's emulated temp URLs (the object name is the credential's access key). */
 export const TEMP_URL_CONTAINERS = { metadata: 'metadata', signals: 'signals' } as const;
 
-/** The path of an emulated Swift object: `/v1/swift/v1/AUTH_{project}/{container}/{access key}`. */
-export function tempUrlPath(projectId: string, container: string, accessKeyId: string): string {
-  return `/v1/swift/v1/AUTH_${encodeURIComponent(projectId)}/${container}/${accessKeyId}`;
+/**
+ * The path of an emulated Swift object: `/v1/swift/v1/AUTH_{project}/{container}/{access key}`,
+ * then `/{action}` for a deployment's signal object (one per action, as its CFN_SIGNAL URL).
+ */
+export function tempUrlPath(projectId: string, container: string, accessKeyId: string, action?: string): string {
+  return `/v1/swift/v1/AUTH_${encodeURIComponent(projectId)}/${container}/${accessKeyId}${action === undefined ? '' : `/${action}`}`;
 }
 
-/** A signed temp URL for one method on a credential's object. */
-export function tempUrl(ctx: TransportContext, method: 'GET' | 'PUT', projectId: string, container: string, accessKeyId: string): string {
-  const path = tempUrlPath(projectId, container, accessKeyId);
+/** A signed temp URL for one method on a credential's object (`action`: see tempUrlPath; default none). */
+export function tempUrl(
+  ctx: TransportContext,
+  method: 'GET' | 'PUT',
+  projectId: string,
+  container: string,
+  accessKeyId: string,
+  action?: string,
+): string {
+  const path = tempUrlPath(projectId, container, accessKeyId, action);
   const expires = TEMP_URL_NEVER;
   const sig = signTempUrl({ method, path, expires, key: ctx.secrets.tempUrlKey(accessKeyId) });
   return `${ctx.publicUrl}${path}?temp_url_sig=${sig}&temp_url_expires=${expires}`;
@@ -147,7 +157,8 @@ export function deploymentSignalInputs(ctx: TransportContext, row: DeploymentRow
       return ak === null
         ? []
         : [
-            ['deploy_signal_id', tempUrl(ctx, 'PUT', row.project_id, TEMP_URL_CONTAINERS.signals, ak)],
+            // Signed for this action: a signal still queued for an earlier one must not settle it.
+            ['deploy_signal_id', tempUrl(ctx, 'PUT', row.project_id, TEMP_URL_CONTAINERS.signals, ak, row.derived_config_id)],
             ['deploy_signal_verb', 'PUT'],
           ];
     case 'HEAT_SIGNAL': {

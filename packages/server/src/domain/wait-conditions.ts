@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
+import type { WriteContext } from '../store/write-queue.ts';
 import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
 import { resourceEvent } from './events.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
@@ -10,7 +11,7 @@ import type { StackService } from './stacks.ts';
 import type { TransportContext } from './transports.ts';
 import { waitConditionView } from './wait-condition-view.ts';
 import type { WaitSignal } from './wait-condition-signals.ts';
-import { decide } from './wait-condition-rules.ts';
+import { decide, timeoutReason, type StoredSignal } from './wait-condition-rules.ts';
 
 /** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
 export class WaitConditionService {
@@ -120,6 +121,11 @@ export class WaitConditionService {
       const stack = await this.stacks.resolve(projectId, stackRef, trx);
       const current = await this.rowByName(stack, name, trx);
       if (current.status !== 'IN_PROGRESS') throw new HearthError('ERR_WAIT_CONDITION_DONE', { name, status: current.status });
+      // A heartbeat past the deadline does not revive a condition the sweeper has not reached yet.
+      if (current.deadline_at <= now) {
+        const signals = await trx.selectFrom('wait_condition_signals').selectAll().where('wait_condition_id', '=', current.id).execute();
+        return { row: await timeOut({ trx, now, event, publish }, current, signals), stack: null };
+      }
       const extended = new Date(Date.parse(now) + (body.extend ?? current.timeout_s) * 1000).toISOString();
       const next = {
         ...current,
@@ -142,6 +148,7 @@ export class WaitConditionService {
       publish(topics.waitCondition(current.id));
       return { row: next, stack };
     });
+    if (stack === null) throw new HearthError('ERR_WAIT_CONDITION_DONE', { name, status: row.status });
     return waitConditionView(this.transport, row, stack, await this.signalsOf(row.id));
   }
 
@@ -166,6 +173,8 @@ export class WaitConditionService {
       }
       if (current.status !== 'IN_PROGRESS')
         throw new HearthError('ERR_WAIT_CONDITION_DONE', { name: current.name, status: current.status });
+      // Past the deadline the condition has timed out, swept or not (Heat checks the timeout first).
+      if (current.deadline_at <= now) return { row: await timeOut({ trx, now, event, publish }, current, stored), stack: null };
       const signalId = signal.id ?? nextFreeNumber(stored.map((s) => s.signal_id));
       const record: WaitConditionSignalRow = {
         wait_condition_id: id,
@@ -215,6 +224,8 @@ export class WaitConditionService {
       const stackRow = await trx.selectFrom('stacks').selectAll().where('id', '=', current.stack_id).executeTakeFirstOrThrow();
       return { row: next, stack: stackRow };
     });
+    // The timeout is committed; the signal is refused as one to a condition that is done.
+    if (stack === null) throw new HearthError('ERR_WAIT_CONDITION_DONE', { name: row.name, status: row.status });
     return waitConditionView(this.transport, row, stack, await this.signalsOf(id));
   }
 
@@ -256,6 +267,24 @@ export class WaitConditionService {
 export function waitConditionEvent(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
   const resource = { project_id: row.project_id, resource_type: 'wait_condition', resource_id: row.id, server_id: null };
   return resourceEvent(resource, type, message, data);
+}
+
+/** Fails an IN_PROGRESS condition whose deadline passed, with Heat's timeout reason (in the caller's transaction). */
+export async function timeOut(
+  { trx, now, event, publish }: WriteContext,
+  current: WaitConditionRow,
+  signals: StoredSignal[],
+): Promise<WaitConditionRow> {
+  const reason = timeoutReason(current, signals);
+  const next = { ...current, status: 'FAILED', status_reason: reason, generation: current.generation + 1, updated_at: now };
+  await trx
+    .updateTable('wait_conditions')
+    .set({ status: next.status, status_reason: reason, generation: next.generation, updated_at: now })
+    .where('id', '=', current.id)
+    .execute();
+  event(waitConditionEvent(current, 'wait_condition.failed', reason));
+  publish(topics.waitCondition(current.id));
+  return next;
 }
 
 /** The strong ETag of a wait condition's state. */

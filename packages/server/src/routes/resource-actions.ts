@@ -59,7 +59,13 @@ export async function assertCurrentAction(services: Services, holder: Holder, si
  * (`PUT /waitcondition`); `heat` is everything else (`POST /signal`, the native resource signal,
  * Swift PUTs): a Heat handle body for wait conditions, the hook's output for deployments.
  */
-export async function resourceSignal(services: Services, holder: Holder, body: unknown, flavour: 'cfn-wait' | 'heat'): Promise<unknown> {
+export async function resourceSignal(
+  services: Services,
+  holder: Holder,
+  body: unknown,
+  flavour: 'cfn-wait' | 'heat',
+  action?: string,
+): Promise<unknown> {
   switch (holder.kind) {
     case 'wait_condition':
       return services.waitConditions.signal(holder.waitConditionId, flavour === 'cfn-wait' ? cfnWaitSignal(body) : heatWaitSignal(body));
@@ -72,8 +78,9 @@ export async function resourceSignal(services: Services, holder: Holder, body: u
       const signal = body ?? {};
       const reason = checkDeploymentSignal(signal);
       if (reason !== null) throw new HearthError('ERR_SIGNAL_INVALID', { reason });
+      // With `action` (a URL issued for one action), a later action answers ERR_SIGNAL_STALE, checked in the signal's transaction.
       return services.signals.signal(
-        { kind: 'capability', deploymentId: holder.deploymentId },
+        { kind: 'capability', deploymentId: holder.deploymentId, ...(action !== undefined && { action }) },
         holder.deploymentId,
         signal as DeploymentSignal,
       );

@@ -15,13 +15,15 @@ const ObjectParams = Type.Object({
   container: Type.String({ maxLength: 64 }),
   object: Type.String({ pattern: '^[0-9a-f]{32}$' }),
 });
+// A deployment's signal object for one action: its derived config id (transports.ts tempUrlPath).
+const ActionObjectParams = Type.Object({ ...ObjectParams.properties, action: Type.String({ pattern: '^[0-9a-f-]{36}$' }) });
 const TempUrlQuery = Type.Object({
   temp_url_sig: Type.Optional(Type.String({ maxLength: 200 })),
   temp_url_expires: Type.Optional(Type.String({ maxLength: 20 })),
 });
 
 type ObjectRequest = FastifyRequest<{
-  Params: { account: string; container: string; object: string };
+  Params: { account: string; container: string; object: string; action?: string };
   Querystring: { temp_url_sig?: string; temp_url_expires?: string };
 }>;
 
@@ -65,15 +67,23 @@ export const swiftRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   };
   app.get('/v1/:account/:container/:object', { schema: { tags, params: ObjectParams, querystring: TempUrlQuery } }, read);
 
+  const signal = async (request: ObjectRequest, reply: FastifyReply) => {
+    if (request.params.container !== TEMP_URL_CONTAINERS.signals)
+      throw new HearthError('ERR_ROUTE_NOT_FOUND', { method: 'PUT', path: request.url.split('?', 1)[0] });
+    const holder = await holderOf(request, 'PUT');
+    const { action } = request.params;
+    if (action !== undefined && holder.kind !== 'deployment')
+      throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'this URL is not a deployment signal URL' });
+    // URLs without an action were issued before URLs had one: they still signal whatever action is current.
+    await resourceSignal(services, holder, request.body, 'heat', action);
+    return reply.code(201).send();
+  };
+
+  const putOptions = { bodyLimit: BODY_LIMITS.signal };
+  app.put('/v1/:account/:container/:object', { ...putOptions, schema: { tags, params: ObjectParams, querystring: TempUrlQuery } }, signal);
   app.put(
-    '/v1/:account/:container/:object',
-    { bodyLimit: BODY_LIMITS.signal, schema: { tags, params: ObjectParams, querystring: TempUrlQuery } },
-    async (request, reply) => {
-      if (request.params.container !== TEMP_URL_CONTAINERS.signals)
-        throw new HearthError('ERR_ROUTE_NOT_FOUND', { method: 'PUT', path: request.url.split('?', 1)[0] });
-      const holder = await holderOf(request, 'PUT');
-      await resourceSignal(services, holder, request.body, 'heat');
-      return reply.code(201).send();
-    },
+    '/v1/:account/:container/:object/:action',
+    { ...putOptions, schema: { tags, params: ActionObjectParams, querystring: TempUrlQuery } },
+    signal,
   );
 };
