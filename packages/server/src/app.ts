@@ -5,6 +5,7 @@ import { createServices, type Services, type ServicesOptions } from './services.
 import type { AlarmSettings } from './domain/alarm-evaluator.ts';
 import { answerClientError, errorBody, installErrorHandlers } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
+import { TaskNotice } from './domain/task-health.ts';
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
 import { redactUrl } from './log-redaction.ts';
@@ -96,6 +97,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   let closing = false;
+  // A background task reports its failures as TaskNotices (one when it starts failing, reminders, one on recovery).
+  const logError = (error: unknown): void => {
+    if (error instanceof TaskNotice) app.log[error.level](error.fields, error.message);
+    else app.log.error({ err: error }, 'background task failed');
+  };
   const services = await createServices({
     dataDir: options.dataDir,
     databaseUrl: options.databaseUrl,
@@ -103,7 +109,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secretKey: options.secretKey,
     publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
     alarms: options.alarms,
-    logError: (error) => app.log.error({ err: error }, 'background task failed'),
+    logError,
     onMigration: slowMigrationLog(app.log),
   });
   app.decorate('services', services);

@@ -115,10 +115,10 @@ test('URLs the router refuses, ids URL clients rewrite, and oversized bodies get
       method: 'POST',
       url: `/v1/guest/deployments/00000000-0000-4000-8000-000000000000/heartbeat`,
       headers: server.auth,
-      payload: { message: 'x'.repeat(20 * 1024) },
+      payload: { message: 'x'.repeat(70 * 1024) },
     });
     assert.equal(tooBig.statusCode, 413);
-    assert.match(tooBig.json().error.message, /16384 bytes/);
+    assert.match(tooBig.json().error.message, /65536 bytes/);
   } finally {
     await done();
   }

@@ -89,7 +89,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const signalInputs = (row: DeploymentRow) => ({ inputs: deploymentSignalInputs(transport, row) });
   const configs = new ConfigService(store);
   const stacks = new StackService(store, publicUrl);
-  const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`, stacks, transport);
+  const servers = new ServerService(store, secrets, `${publicUrl}/v1/guest/metadata`, stacks, transport, options.logError);
   const deployments = new DeploymentService(store, configs, feed, stacks, secrets);
   const signals = new SignalService(store);
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.ts';
 import type { Database } from '../store/schema.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import type { Decision } from './alarm-rules.ts';
-import { guardedLookup, outboundUrlProblem, type SocketLookup } from './link-local.ts';
+import { guardedLookup, outboundUrlProblem, shownUrl, type SocketLookup } from './link-local.ts';
 
 /** How action deliveries are retried. */
 export interface DeliveryOptions {
@@ -186,9 +186,10 @@ export class AlarmActionDeliverer {
     if (problem) return problem;
     try {
       const status = await this.post(url, body, this.options.timeoutMs);
-      return status >= 200 && status < 300 ? null : `HTTP ${status} from ${url}`;
+      // Errors are shown in the alarm's API reply: its URL without credentials.
+      return status >= 200 && status < 300 ? null : `HTTP ${status} from ${shownUrl(url)}`;
     } catch (error) {
-      return `${(error as Error).message} (${url})`;
+      return `${(error as Error).message.replaceAll(url, shownUrl(url))} (${shownUrl(url)})`;
     }
   }
 }

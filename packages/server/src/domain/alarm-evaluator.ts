@@ -9,6 +9,7 @@ import { decide, windowStartMs, type AlarmRule, type Decision } from './alarm-ru
 import { DEFAULT_METRIC_RETENTION, MetricService, type MetricRetention } from './metrics.ts';
 import { AlarmService, alarmEvent } from './alarms.ts';
 import { AlarmActionDeliverer, actionsFor, enqueueDeliveries, notificationOf, type DeliveryOptions } from './alarm-actions.ts';
+import { TaskHealth } from './task-health.ts';
 
 /** When and how the evaluator runs. */
 export interface EvaluatorOptions {
@@ -60,6 +61,7 @@ export class AlarmEvaluator {
   private task: ScheduledTask | undefined;
   private running: Promise<EvaluationRun> | undefined;
   private readonly options: EvaluatorOptions;
+  private readonly health: TaskHealth;
 
   constructor(
     private readonly store: Store,
@@ -68,6 +70,7 @@ export class AlarmEvaluator {
     private readonly logError: (error: unknown) => void,
     options: Partial<EvaluatorOptions> = {},
   ) {
+    this.health = new TaskHealth('alarm evaluator', logError);
     this.options = Object.freeze({ ...defaultEvaluatorOptions(), ...options });
     if (!cron.validate(this.options.schedule))
       throw new Error(`alarm evaluation schedule ${this.options.schedule} is not a cron expression`);
@@ -80,11 +83,19 @@ export class AlarmEvaluator {
 
   /** Starts the schedule. */
   start(): void {
-    this.task ??= cron.schedule(this.options.schedule, () => this.runOnce().catch(this.logError), {
-      name: `hearth-alarm-evaluator-${this.options.holderId}`,
-      noOverlap: true,
-      suppressMissedWarning: true,
-    });
+    this.task ??= cron.schedule(
+      this.options.schedule,
+      () =>
+        this.runOnce().then(
+          () => this.health.succeeded(),
+          (error: unknown) => this.health.failed(error),
+        ),
+      {
+        name: `hearth-alarm-evaluator-${this.options.holderId}`,
+        noOverlap: true,
+        suppressMissedWarning: true,
+      },
+    );
   }
 
   /** Stops the schedule, waits for a run in progress and hands the lease back so another process takes over at once. */

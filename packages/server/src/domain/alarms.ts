@@ -13,7 +13,7 @@ import type { Store } from '../store/store.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import { HearthError } from './errors.ts';
 import { canonicalDimensions, type MetricRetention } from './metrics.ts';
-import { outboundUrlProblem } from './link-local.ts';
+import { hideUserinfo, outboundUrlProblem } from './link-local.ts';
 import { resourceEvent } from './events.ts';
 
 /** The event row of something that happened to an alarm. */
@@ -167,9 +167,10 @@ export class AlarmService {
       evaluation_periods: row.evaluation_periods,
       threshold: Number(row.threshold),
       comparison_operator: row.comparison_operator,
-      alarm_actions: JSON.parse(row.alarm_actions) as string[],
-      ok_actions: JSON.parse(row.ok_actions) as string[],
-      insufficient_data_actions: JSON.parse(row.insufficient_data_actions) as string[],
+      // A basic-auth user and password stay stored (they are sent) but are never shown again.
+      alarm_actions: (JSON.parse(row.alarm_actions) as string[]).map(hideUserinfo),
+      ok_actions: (JSON.parse(row.ok_actions) as string[]).map(hideUserinfo),
+      insufficient_data_actions: (JSON.parse(row.insufficient_data_actions) as string[]).map(hideUserinfo),
       enabled: row.enabled === 1,
       state: row.state as AlarmState,
       state_reason: row.state_reason,

@@ -3,6 +3,7 @@ import type { Store } from '../store/store.ts';
 import type { DeploymentRow } from '../store/schema.ts';
 import { topics, type Feed } from '../feed/feed.ts';
 import { deploymentEvent } from './deployment-rows.ts';
+import { TaskHealth } from './task-health.ts';
 
 /** Why a deployment timed out, in words an operator can act on. */
 export function timeoutReason(row: DeploymentRow, serverLastSeen: string | null): string {
@@ -28,14 +29,16 @@ export class DeadlineWatcher {
   private stopped = false;
   private readonly unsubscribe: () => void;
   private running: Promise<void> | undefined;
+  private readonly health: TaskHealth;
 
   constructor(
     private readonly store: Store,
     feed: Feed,
     private readonly lastSeen: (serverId: string, stored: string | null) => string | null,
-    private readonly log: (error: unknown) => void,
+    log: (error: unknown) => void,
     private readonly maxSleepMs = 30_000,
   ) {
+    this.health = new TaskHealth('deadline sweeper', log);
     this.unsubscribe = feed.subscribe(topics.deadlines, () => this.arm());
   }
 
@@ -61,19 +64,39 @@ export class DeadlineWatcher {
       .select((eb) => eb.fn.min('deadline_at').as('next'))
       .where('status', '=', 'IN_PROGRESS')
       .executeTakeFirst()
-      .then((row) => {
-        if (this.stopped) return;
-        clearTimeout(this.timer);
-        const next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
-        this.timer = setTimeout(() => void this.sweep(), Math.max(0, Math.min(next, this.maxSleepMs))).unref();
-      })
-      .catch(this.log);
+      .then(
+        (row) => {
+          const next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
+          // While the store fails, a deadline already past is retried with backoff, not at once and forever.
+          this.wakeIn(Math.max(next, this.retryDelayMs()));
+        },
+        (error: unknown) => {
+          // Without a timer the watcher would sleep until the next heartbeat: it retries the sweep instead.
+          this.health.failed(error);
+          this.wakeIn(this.retryDelayMs());
+        },
+      );
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.sweep(), Math.max(0, Math.min(ms, this.maxSleepMs))).unref();
+  }
+
+  /** 0 while sweeps work; after failed ones, 1 s doubling up to `maxSleepMs`. */
+  private retryDelayMs(): number {
+    const failures = this.health.consecutiveFailures;
+    return failures === 0 ? 0 : Math.min(this.maxSleepMs, 1000 * 2 ** Math.min(failures - 1, 20));
   }
 
   /** Fails every expired deployment now. */
   sweep(): Promise<void> {
     this.running ??= this.expire()
-      .catch(this.log)
+      .then(
+        () => this.health.succeeded(),
+        (error: unknown) => this.health.failed(error),
+      )
       .finally(() => {
         this.running = undefined;
         this.arm();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
-import { guardedLookup, isForbiddenHost, outboundUrlProblem, type AllAddressesLookup } from './link-local.ts';
+import { guardedLookup, hideUserinfo, isForbiddenHost, outboundUrlProblem, shownUrl, type AllAddressesLookup } from './link-local.ts';
 
 /**
  * A hosts-file resolver: names map to fixed addresses and nothing goes to DNS. Records what it was
@@ -93,4 +93,27 @@ test('guarded lookup: allowed names resolve as the socket asked (one address or 
   });
   assert.equal((await resolve(lookup, 'unknown.test', false)).error?.code, 'ENOTFOUND');
   assert.equal((await resolve(guardedLookup(hostsLookup({ 'empty.test': [] })), 'empty.test', true)).error?.code, 'ENOTFOUND');
+});
+
+test('outbound hosts: other clouds metadata services are refused too (Alibaba, Oracle, AWS IPv6, GCE and Tencent names)', () => {
+  for (const host of [
+    '100.100.100.200',
+    '[::ffff:100.100.100.200]',
+    '192.0.0.192',
+    '[fd00:ec2::254]',
+    'metadata.goog',
+    'metadata.tencentyun.com.',
+  ])
+    assert.equal(isForbiddenHost(host), true, host);
+  for (const host of ['100.100.100.201', '192.0.0.193', '100.64.0.1']) assert.equal(isForbiddenHost(host), false, host);
+  assert.match(outboundUrlProblem('alarm_actions', 'http://100.100.100.200/latest/meta-data/') ?? '', /cloud metadata service/);
+});
+
+test('outbound URLs: a user and password in a URL, and secret query values, are never shown in a reason', () => {
+  assert.equal(shownUrl('https://hooks:pa55@example.test/x?token=abc&a=1'), 'https://***@example.test/x?token=***&a=1');
+  assert.equal(hideUserinfo('https://only-a-token@example.test/x?token=abc'), 'https://***@example.test/x?token=abc');
+  assert.equal(shownUrl('http://example.test/a@b'), 'http://example.test/a@b');
+  const problem = outboundUrlProblem('alarm_actions', 'http://hooks:pa55@169.254.169.254/') ?? '';
+  assert.match(problem, /^alarm_actions http:\/\/\*\*\*@169\.254\.169\.254\/: its host/);
+  assert.ok(!problem.includes('pa55'));
 });

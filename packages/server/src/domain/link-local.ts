@@ -4,18 +4,22 @@
 // name resolves to then (a name that was harmless when stored may point at the metadata service later).
 import { lookup as systemLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { redactUrl } from '../log-redaction.ts';
 
 /**
- * 169.254.0.0/16 and fe80::/10, plus AWS's IPv6 metadata endpoint (fd00:ec2::254). BlockList also
- * matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 range.
+ * 169.254.0.0/16 and fe80::/10, plus the metadata services outside them: AWS's IPv6 endpoint
+ * (fd00:ec2::254), Alibaba Cloud's (100.100.100.200) and Oracle Cloud's older one (192.0.0.192).
+ * BlockList also matches IPv4-mapped IPv6 (`::ffff:169.254.169.254`) against the IPv4 entries.
  */
 const FORBIDDEN_ADDRESSES = new BlockList();
 FORBIDDEN_ADDRESSES.addSubnet('169.254.0.0', 16, 'ipv4');
 FORBIDDEN_ADDRESSES.addSubnet('fe80::', 10, 'ipv6');
 FORBIDDEN_ADDRESSES.addAddress('fd00:ec2::254', 'ipv6');
+FORBIDDEN_ADDRESSES.addAddress('100.100.100.200', 'ipv4');
+FORBIDDEN_ADDRESSES.addAddress('192.0.0.192', 'ipv4');
 
-/** Metadata services reached by name (GCE's resolves to 169.254.169.254 inside the cloud only). */
-const FORBIDDEN_NAMES = new Set(['metadata.google.internal']);
+/** Metadata services reached by name (they resolve to a metadata address inside their cloud only). */
+const FORBIDDEN_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata.tencentyun.com']);
 
 /** Why a refused host is refused, for error messages. */
 const REFUSED = 'is link-local or a cloud metadata service, which hearth-server never calls';
@@ -44,18 +48,34 @@ export function isForbiddenHost(hostname: string): boolean {
 }
 
 /**
+ * A URL as hearth-server shows it (API replies, delivery errors, 400 messages, which are logged): a
+ * user and password in it as `***`, the values of secret query parameters as `***` (redactUrl). It
+ * is still sent with them: a basic-auth webhook works as it does with Aodh.
+ */
+export function shownUrl(url: string): string {
+  return redactUrl(hideUserinfo(url));
+}
+
+/** A URL with its user and password, if any, as `***` (what an alarm's action list shows). */
+export function hideUserinfo(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/?#]*@/i, (_match, scheme: string) => `${scheme}***@`);
+}
+
+/**
  * Why hearth-server will not call a URL, or null if it will: http(s) only, and never a forbidden
- * host. `what` names the field in the message (`alarm_actions`, `actuator.url`).
+ * host. `what` names the field in the message (`alarm_actions`, `actuator.url`); the URL is shown
+ * without its credentials.
  */
 export function outboundUrlProblem(what: string, url: string): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return `${what} ${JSON.stringify(url)} is not a URL`;
+    return `${what} ${JSON.stringify(shownUrl(url))} is not a URL`;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `${what} ${url} must be http or https, not ${parsed.protocol}`;
-  if (isForbiddenHost(parsed.hostname)) return `${what} ${url}: its host ${normalHost(parsed.hostname)} ${REFUSED}`;
+  const shown = shownUrl(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `${what} ${shown} must be http or https, not ${parsed.protocol}`;
+  if (isForbiddenHost(parsed.hostname)) return `${what} ${shown}: its host ${normalHost(parsed.hostname)} ${REFUSED}`;
   return null;
 }
 

@@ -7,7 +7,8 @@ import { collectorConfig, collectorConfText, type TransportContext } from './tra
 import { actuatorHeaders, actuatorUrlProblem, openSecret, retryDelayMs } from './scaling-webhook.ts';
 import { scalingTopics } from './scaling-adjust.ts';
 import { resourceEvent } from './events.ts';
-import { guardedLookup, type SocketLookup } from './link-local.ts';
+import { guardedLookup, shownUrl, type SocketLookup } from './link-local.ts';
+import { TaskHealth } from './task-health.ts';
 
 /** Options of the actuator deliverer. */
 export interface DelivererOptions {
@@ -39,14 +40,16 @@ export class ActuatorDeliverer {
   private readonly keepDeliveredMs: number;
   private readonly lookup: SocketLookup;
   private lastPrune = 0;
+  private readonly health: TaskHealth;
 
   constructor(
     private readonly store: Store,
     private readonly feed: Feed,
     private readonly transport: TransportContext,
-    private readonly logError: (error: unknown) => void,
+    logError: (error: unknown) => void,
     options: DelivererOptions = {},
   ) {
+    this.health = new TaskHealth('actuator deliverer', logError);
     this.pollMs = options.pollMs ?? 250;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
@@ -76,7 +79,10 @@ export class ActuatorDeliverer {
       return;
     }
     this.running = this.deliverDue()
-      .then(() => undefined, this.logError)
+      .then(
+        () => this.health.succeeded(),
+        (error: unknown) => this.health.failed(error),
+      )
       .finally(() => {
         this.running = undefined;
         if (this.again && this.timer) {
@@ -146,9 +152,10 @@ export class ActuatorDeliverer {
         followRedirect: false,
         dnsLookup: this.lookup,
       });
-      return response.statusCode >= 200 && response.statusCode < 300 ? null : `HTTP ${response.statusCode} from ${group.actuator_url}`;
+      const shown = shownUrl(group.actuator_url);
+      return response.statusCode >= 200 && response.statusCode < 300 ? null : `HTTP ${response.statusCode} from ${shown}`;
     } catch (caught) {
-      return `${(caught as Error).message}`.slice(0, 500);
+      return `${(caught as Error).message.replaceAll(group.actuator_url, shownUrl(group.actuator_url))}`.slice(0, 500);
     }
   }
 

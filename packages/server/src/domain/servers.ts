@@ -8,6 +8,7 @@ import { ANY_TOPIC, CREDENTIAL_TOPIC, topics } from '../feed/feed.ts';
 import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 import { resourceEvent } from './events.ts';
+import { TaskHealth } from './task-health.ts';
 
 /** A resource name must not contain `/` or `.` (os-collect-config splits `Resource.Metadata` on dots). */
 const RESOURCE_NAME = /^[A-Za-z0-9_:-]+$/;
@@ -28,6 +29,7 @@ export class ServerService {
   /** server id -> last time its agent called, not yet flushed to the store. */
   private readonly seen = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
+  private readonly flushHealth: TaskHealth;
 
   /** server id -> row, for the collector settings in its metadata document (filled by create and lookups). */
   private readonly rows = new Map<string, ServerRow>();
@@ -40,9 +42,13 @@ export class ServerService {
     private readonly metadataUrl: string,
     private readonly stacks: StackService,
     private readonly transport: TransportContext,
+    /** Where failures of the batched last-seen writes are reported. */
+    logError: (error: unknown) => void,
     /** How often last-seen times are written (default 5 s). */
     private readonly seenFlushMs = 5000,
-  ) {}
+  ) {
+    this.flushHealth = new TaskHealth('last-seen writer', logError);
+  }
 
   /** Registers a server; the credential in the reply is the only time its secret is shown. */
   async create(projectId: string, body: ServerCreate): Promise<ServerCreated> {
@@ -214,25 +220,45 @@ export class ServerService {
   /** Notes that a server's agent called; written to the store in batches. */
   touch(serverId: string): void {
     this.seen.set(serverId, Date.now());
-    this.flushTimer ??= setTimeout(() => void this.flushSeen(), this.seenFlushMs).unref();
+    this.flushLater();
   }
 
-  /** Writes pending last-seen times. */
+  private flushLater(): void {
+    this.flushTimer ??= setTimeout(() => {
+      // A failed write (a full disk, the database down) must not end the process: it is reported
+      // and retried, the batch kept.
+      this.flushSeen().then(
+        () => this.flushHealth.succeeded(),
+        (error: unknown) => {
+          this.flushHealth.failed(error);
+          this.flushLater();
+        },
+      );
+    }, this.seenFlushMs).unref();
+  }
+
+  /** Writes pending last-seen times; when the write fails they stay pending and it throws. */
   async flushSeen(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     if (this.seen.size === 0) return;
     const batch = [...this.seen];
     this.seen.clear();
-    await this.store.write(async ({ trx }) => {
-      for (const [serverId, time] of batch) {
-        await trx
-          .updateTable('servers')
-          .set({ last_seen_at: new Date(time).toISOString() })
-          .where('id', '=', serverId)
-          .execute();
-      }
-    });
+    try {
+      await this.store.write(async ({ trx }) => {
+        for (const [serverId, time] of batch) {
+          await trx
+            .updateTable('servers')
+            .set({ last_seen_at: new Date(time).toISOString() })
+            .where('id', '=', serverId)
+            .execute();
+        }
+      });
+    } catch (error) {
+      // Calls seen meanwhile are newer than the batch's.
+      for (const [serverId, time] of batch) if (!this.seen.has(serverId)) this.seen.set(serverId, time);
+      throw error;
+    }
   }
 
   /** The last time a server's agent called, including times not flushed yet. */

@@ -109,6 +109,13 @@ async function waitWhileValid(
   return snapshot;
 }
 
+/**
+ * A heartbeat's body limit: any body the schema takes, as JSON.stringify writes it, fits. Its 4096
+ * characters of message take up to 24 KiB once control characters are escaped (`\u001b`), or 48 KiB
+ * if every one is written as a surrogate pair; a heartbeat refused for that would not extend its deadline.
+ */
+const HEARTBEAT_BODY_LIMIT = 64 * 1024;
+
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
@@ -152,7 +159,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.post(
     '/deployments/:id/heartbeat',
     {
-      bodyLimit: BODY_LIMITS.small,
+      bodyLimit: HEARTBEAT_BODY_LIMIT,
       preValidation: emptyBodyIsEmptyObject,
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat },
     },
