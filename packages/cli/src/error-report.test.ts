@@ -44,6 +44,16 @@ test('an unreachable server exits 69 and points at HEARTH_URL', () => {
   assert.match(report.lines[1] ?? '', /HEARTH_URL.*http:\/\/127\.0\.0\.1:8000/);
 });
 
+test('a connection cut mid-request exits 69 and points at the log and the body size, not at starting the server', () => {
+  for (const causeCode of ['EPIPE', 'ECONNRESET']) {
+    const error = new HearthConnectionError({ ...target, code: 'ERR_CONNECTION', causeCode, message: 'hearth-server cut the connection.' });
+    const report = describeError(error, context);
+    assert.equal(report.exitCode, 69);
+    assert.match(report.lines[1] ?? '', /hearth-server's log.*smaller body/);
+    assert.doesNotMatch(report.lines[1] ?? '', /start hearth-server/);
+  }
+});
+
 test('an ExitError keeps its code; an empty message prints nothing', () => {
   assert.deepEqual(describeError(new ExitError(2, 'still IN_PROGRESS', { hint: 'wait longer' }), context), {
     exitCode: 2,

@@ -86,7 +86,10 @@ export function describeError(error: unknown, context: ReportContext): ErrorRepo
     return { exitCode: error.exitCode, lines: lines(error.message, error.code, error.hint) };
   }
   if (error instanceof HearthConnectionError) {
-    return { exitCode: EXIT.UNAVAILABLE, lines: lines(error.message, error.code, hintFor(error.code, context)) };
+    // A connection made and then cut is not a server to start.
+    const cut = error.causeCode === 'EPIPE' || error.causeCode === 'ECONNRESET';
+    const hint = cut ? "check hearth-server's log; if it runs, send a smaller body (see its limits)" : hintFor(error.code, context);
+    return { exitCode: EXIT.UNAVAILABLE, lines: lines(error.message, error.code, hint) };
   }
   if (error instanceof HearthApiError) {
     const status = error.status > 0 ? `HTTP ${error.status}, ` : '';

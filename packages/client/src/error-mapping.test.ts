@@ -1,7 +1,9 @@
 import { test } from 'node:test';
+import { createServer, type AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { apiErrorFromReply, connectionErrorFrom, formatDuration, isErrorBody } from './error-mapping.ts';
 import { HearthApiError, HearthConnectionError, isHearthClientError } from './errors.ts';
+import { createClient } from './client.ts';
 
 const target = { method: 'GET', url: 'http://127.0.0.1:8000/v1/default/servers/x' };
 
@@ -72,5 +74,29 @@ test('an untrusted certificate becomes ERR_TLS naming the cause and NODE_EXTRA_C
       `the TLS certificate of hearth-server at https://127.0.0.1:9 is not trusted (${causeCode}: self-signed certificate): ` +
         'give Node its CA with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or check that HEARTH_URL names the host the certificate is for.',
     );
+  }
+});
+
+test('a connection cut while the body is sent is reported as cut (stopped, or a body over the limit), not as a server to start', async () => {
+  // A real listener on 127.0.0.1 that takes the connection, reads a little and then resets it, as a server
+  // does when it refuses a body over its limit or stops.
+  const listener = createServer((socket) => socket.once('data', () => socket.resetAndDestroy()));
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const { port } = listener.address() as AddressInfo;
+  try {
+    const client = createClient({ url: `http://127.0.0.1:${port}`, token: 't', retry: 0 });
+    const error = await client.createConfig({ name: 'big', group: 'script', config: 'x'.repeat(4 * 1024 * 1024) }).then(
+      () => assert.fail('the call succeeded'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof HearthConnectionError, String(error));
+    assert.equal(error.code, 'ERR_CONNECTION');
+    assert.match(error.causeCode, /^(EPIPE|ECONNRESET)$/);
+    assert.match(
+      error.message,
+      /cut the connection during POST \S*software_configs \((EPIPE|ECONNRESET)\): it stopped, or the request body was over its limit/,
+    );
+  } finally {
+    await new Promise((resolve) => listener.close(resolve));
   }
 });

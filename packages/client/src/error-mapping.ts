@@ -122,6 +122,9 @@ export function formatDuration(ms: number): string {
  * `timeoutMs` is the limit of each attempt and `attempts` how many were made (default 1), so that a
  * timeout says how long the caller really waited.
  */
+/** Causes that mean the connection was made and then cut, rather than never made. */
+const CUT_CAUSES = new Set(['EPIPE', 'ECONNRESET']);
+
 export function connectionErrorFrom(
   cause: unknown,
   target: RequestTarget & { baseUrl: string; timeoutMs: number; attempts?: number | undefined },
@@ -143,10 +146,15 @@ export function connectionErrorFrom(
   }
   const tls = tlsProblem(causeCode, cause, baseUrl);
   if (tls !== undefined) return new HearthConnectionError({ code: 'ERR_TLS', causeCode, message: tls, method, url, cause });
+  // The server took the connection and then cut it: it stopped, or refused a body over its limit (a 413
+  // that arrives while the body is still being sent is seen as a broken pipe or a reset).
+  const cut = CUT_CAUSES.has(causeCode);
   return new HearthConnectionError({
     code: 'ERR_CONNECTION',
     causeCode,
-    message: `Cannot reach hearth-server at ${baseUrl} (${causeCode}): check HEARTH_URL and that hearth-server is running.`,
+    message: cut
+      ? `hearth-server at ${baseUrl} cut the connection during ${method} ${url} (${causeCode}): it stopped, or the request body was over its limit.`
+      : `Cannot reach hearth-server at ${baseUrl} (${causeCode}): check HEARTH_URL and that hearth-server is running.`,
     method,
     url,
     cause,
