@@ -68,6 +68,11 @@ export async function* streamEvents(transport: Transport, options: EventStreamOp
         failures = 0;
       };
       for await (const message of openStream(transport, cursor, options, onOpen)) {
+        // No event, only where to resume from (the server moved a cursor that was beyond its newest event).
+        if (message.data === '') {
+          cursor = message.id ?? cursor;
+          continue;
+        }
         const event = parseEvent(message, transport.urlOf(projectPath(transport.options.project, 'events', 'stream')));
         cursor = message.id ?? String(event.id);
         yield event;

@@ -35,3 +35,10 @@ test('keeps an unfinished message until its blank line arrives', () => {
   assert.deepEqual(parser.push('id: 3\ndata: x\n'), []);
   assert.deepEqual(parser.push('\n'), [{ id: '3', event: 'message', data: 'x' }]);
 });
+
+test('returns a message that carries only an id, with empty data, so a client resumes from it', () => {
+  const parser = new SseParser();
+  assert.deepEqual(parser.push(': cursor 99 is beyond the newest event; following from 4\nid: 4\n\n: keepalive\n\n'), [
+    { id: '4', event: 'message', data: '' },
+  ]);
+});

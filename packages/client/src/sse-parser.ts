@@ -4,13 +4,15 @@ export interface SseMessage {
   id: string | undefined;
   /** The `event:` field; `message` when absent, as the spec says. */
   event: string;
-  /** The `data:` lines joined with newlines. */
+  /** The `data:` lines joined with newlines; empty for a message that only moves the last event id (`id:` alone). */
   data: string;
 }
 
 /**
  * Incremental parser of the text/event-stream format (WHATWG HTML §9.2): feed it decoded text in any
- * chunking; it returns the messages completed by each chunk. Comments (`: keepalive`) are skipped.
+ * chunking; it returns the messages completed by each chunk. Comments (`: keepalive`) are skipped; a
+ * message with an id and no data is returned with empty data (it fires no event, but a client must
+ * resume from that id, as an EventSource does).
  */
 export class SseParser {
   private buffer = '';
@@ -52,7 +54,9 @@ export class SseParser {
 
   private dispatch(): SseMessage | undefined {
     const message: SseMessage | undefined =
-      this.dataLines.length === 0 ? undefined : { id: this.messageId, event: this.eventType || 'message', data: this.dataLines.join('\n') };
+      this.dataLines.length === 0 && this.messageId === undefined
+        ? undefined
+        : { id: this.messageId, event: this.eventType || 'message', data: this.dataLines.join('\n') };
     this.dataLines = [];
     this.eventType = '';
     this.messageId = undefined;

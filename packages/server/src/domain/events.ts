@@ -51,7 +51,22 @@ export async function listEvents(store: Store, projectId: string, query: EventLi
     .limit(query.limit ?? 100)
     .execute();
   const events = rows.map(eventFromRow);
-  return { events, next_cursor: String(events.at(-1)?.id ?? after) };
+  if (events.length > 0) return { events, next_cursor: String(events.at(-1)!.id) };
+  return { events, next_cursor: String(Math.min(after, await newestEventId(store, projectId))) };
+}
+
+/**
+ * The id of the project's newest event (0 if none). A cursor beyond it was not issued by this log
+ * (a restored or reset database, another project's cursor): echoed back it would skip every event
+ * until the ids caught up, so pages and streams continue from here instead.
+ */
+async function newestEventId(store: Store, projectId: string): Promise<number> {
+  const row = await store.reader
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('newest'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return Number(row?.newest ?? 0);
 }
 
 /** The most events of the repeated type (heartbeats) a timeline shows: the latest ones. */

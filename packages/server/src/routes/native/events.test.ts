@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { testApp } from '../../test-support.ts';
+import { ADMIN, testApp } from '../../test-support.ts';
 import { resourceEvent } from '../../domain/events.ts';
 
 /** Writes `count` events of about `size` bytes each (a few hundred per transaction). */
@@ -81,6 +82,113 @@ test('an event stream whose client never reads again does not hold up closing th
     assert.ok(closed, 'app.close() waited on a stream whose client reads nothing');
   } finally {
     client?.destroy();
+    await done();
+  }
+});
+
+/** An open event stream on a listening app: the text received so far, and a wait for some of it. */
+async function openStream(port: number, query: string, headers: Record<string, string> = {}) {
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: `/v1/default/events/stream${query}`, headers: { ...ADMIN, ...headers } },
+      resolve,
+    );
+    req.on('error', reject);
+    req.end();
+  });
+  let text = '';
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => (text += chunk));
+  return {
+    status: response.statusCode,
+    text: () => text,
+    /** The ids of the events received so far, in order. */
+    ids: () => [...text.matchAll(/^id: (\d+)\nevent: .*\ndata: /gm)].map((m) => Number(m[1])),
+    async waitFor(what: RegExp, ms = 5000): Promise<void> {
+      for (let waited = 0; !what.test(text); waited += 20) {
+        if (waited >= ms) assert.fail(`no ${what} within ${ms} ms; received: ${text}`);
+        await sleep(20);
+      }
+    },
+    close: () => response.destroy(),
+  };
+}
+
+const serverResource = (id: string) => ({ project_id: 'default', resource_type: 'server', resource_id: id, server_id: null });
+
+test('a list cursor beyond the newest event gets an empty page whose next_cursor still sees the next event', async () => {
+  const { app, done } = await testApp();
+  try {
+    await app.services.store.write(async ({ event }) => {
+      for (let i = 0; i < 3; i++) event(resourceEvent(serverResource('a'), 'test.event', `event ${i}`));
+    });
+    const newest = (await app.inject({ url: '/v1/default/events', headers: ADMIN })).json<{ next_cursor: string }>().next_cursor;
+    const ahead = await app.inject({ url: '/v1/default/events?after=999999', headers: ADMIN });
+    assert.equal(ahead.statusCode, 200);
+    const page = ahead.json<{ events: unknown[]; next_cursor: string }>();
+    assert.deepEqual(page.events, []);
+    assert.equal(page.next_cursor, newest, 'the cursor comes back at the newest event, not echoed');
+
+    await app.services.store.write(async ({ event }) => event(resourceEvent(serverResource('a'), 'test.event', 'later')));
+    const next = await app.inject({ url: `/v1/default/events?after=${page.next_cursor}`, headers: ADMIN });
+    assert.deepEqual(
+      next.json<{ events: Array<{ message: string }> }>().events.map((e) => e.message),
+      ['later'],
+    );
+    // At the newest event, the cursor stays where it is; a malformed one is a coded 400.
+    const atHead = await app.inject({ url: `/v1/default/events?after=${newest}&type=none`, headers: ADMIN });
+    assert.equal(atHead.json<{ next_cursor: string }>().next_cursor, newest);
+    const bad = await app.inject({ url: '/v1/default/events?after=1e3', headers: ADMIN });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json<{ error: { code: string } }>().error.code, 'ERR_EVENT_CURSOR_INVALID');
+  } finally {
+    await done();
+  }
+});
+
+test('a stream from a cursor beyond the newest event follows new events, and says where it resumes', async () => {
+  const { app, done } = await testApp();
+  let stream: Awaited<ReturnType<typeof openStream>> | undefined;
+  try {
+    await app.services.store.write(async ({ event }) => event(resourceEvent(serverResource('a'), 'test.event', 'first')));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    stream = await openStream(port, '?after=999999');
+    assert.equal(stream.status, 200);
+    await stream.waitFor(/^id: 1\n\n/m);
+    await app.services.store.write(async ({ event }) => event(resourceEvent(serverResource('a'), 'test.event', 'second')));
+    await stream.waitFor(/"message":"second"/);
+    assert.deepEqual(stream.ids(), [2]);
+  } finally {
+    stream?.close();
+    await done();
+  }
+});
+
+test('a reconnect with Last-Event-ID resumes after it, not from the ?after of the original URL', async () => {
+  const { app, done } = await testApp();
+  let stream: Awaited<ReturnType<typeof openStream>> | undefined;
+  try {
+    await app.services.store.write(async ({ event }) => {
+      for (let i = 1; i <= 5; i++) event(resourceEvent(serverResource('a'), 'test.event', `event ${i}`));
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    // What an EventSource sends when it reconnects to `...?after=1` after receiving event 3.
+    stream = await openStream(port, '?after=1', { 'last-event-id': '3' });
+    await stream.waitFor(/^id: 5\n/m);
+    assert.deepEqual(stream.ids(), [4, 5]);
+    stream.close();
+    // An empty Last-Event-ID is no cursor: ?after counts.
+    stream = await openStream(port, '?after=4', { 'last-event-id': '' });
+    await stream.waitFor(/^id: 5\n/m);
+    assert.deepEqual(stream.ids(), [5]);
+    stream.close();
+    const bad = await app.inject({ url: '/v1/default/events/stream?after=1', headers: { ...ADMIN, 'last-event-id': 'x' } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json<{ error: { code: string } }>().error.code, 'ERR_EVENT_CURSOR_INVALID');
+  } finally {
+    stream?.close();
     await done();
   }
 });

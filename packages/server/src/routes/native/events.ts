@@ -36,9 +36,16 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   app.get('/events/stream', { schema: { tags: ['events'], params: Params, querystring: StreamQuery } }, async (request, reply) => {
     const projectId = request.params.project_id;
-    let cursor = String(parseCursor(request.query.after ?? request.headers['last-event-id']?.toString()));
+    // An EventSource reconnects to the same URL (its original ?after) with the id of the last event
+    // it got as Last-Event-ID: that is the newer of the two, and resuming from ?after would replay.
+    const lastEventId = request.headers['last-event-id']?.toString();
+    let cursor = String(parseCursor(lastEventId || request.query.after));
     // HEAD (fastify answers it with this GET route): the headers only, not a stream that never sends them.
     if (request.method === 'HEAD') return reply.header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send();
+    const nextPage = () => listEvents(services.store, projectId, { after: cursor, limit: PAGE, resource_id: request.query.resource_id });
+    // Read before answering: a database that is down is a coded 503 the client backs off from, not a
+    // 200 stream that ends at once (which a client takes for a healthy server and reconnects to at once).
+    let page = await nextPage();
     const abort = abortOnClose(request, reply);
     reply.hijack();
     reply.raw.writeHead(200, {
@@ -51,15 +58,21 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     out.write(': hearth events\n\n');
     try {
       while (!abort.aborted) {
-        const page = await listEvents(services.store, projectId, { after: cursor, limit: PAGE, resource_id: request.query.resource_id });
         for (const event of page.events) out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        if (page.next_cursor !== cursor && page.events.length === 0) {
+          // An id without data fires no event but is where the client resumes from after a reconnect.
+          out.write(`: cursor ${cursor} is beyond the newest event; following from ${page.next_cursor}\nid: ${page.next_cursor}\n\n`);
+        }
         cursor = page.next_cursor;
         // A client that reads slower than the events come holds at most one page in memory here:
         // without this wait the loop would queue the whole backlog (every stream its own copy).
         if (!(await drained(out, abort))) break;
-        if (page.events.length === PAGE) continue;
-        const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
-        if (!changed && !abort.aborted) out.write(': keepalive\n\n');
+        if (page.events.length < PAGE) {
+          const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
+          if (abort.aborted) break;
+          if (!changed) out.write(': keepalive\n\n');
+        }
+        page = await nextPage();
       }
     } finally {
       // A client that stopped reading would keep an ended stream (and the app's close) waiting.
