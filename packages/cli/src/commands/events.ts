@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { parseLimit } from '../flag-values.ts';
 import { formatTable } from '../output.ts';
+import { escapeControls } from '../terminal-text.ts';
 import { openSession, type CliDeps, type Session } from '../session.ts';
 
 /** The flags of `hearth events`. */
@@ -26,7 +27,9 @@ const EVENT_COLUMNS = [
 /** One followed event as a line: NDJSON with --json, else the table's columns two spaces apart. */
 export function eventLine(event: Event, json: boolean): string {
   if (json) return `${JSON.stringify(event)}\n`;
-  return `${[event.id, event.time, event.type, event.resource_id, event.message.replace(/\s+/g, ' ')].join('  ')}\n`;
+  // Messages quote names that servers and VMs chose: shown escaped, they cannot drive the terminal.
+  const fields = [event.id, event.time, event.type, event.resource_id, event.message.replace(/\s+/g, ' ')];
+  return `${fields.map((field) => escapeControls(String(field))).join('  ')}\n`;
 }
 
 /** True when an event passes the --resource and --type filters. */
