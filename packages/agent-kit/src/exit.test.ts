@@ -73,3 +73,16 @@ test('output written before exiting is not lost, and pending timers do not keep 
   assert.equal(result.status, 0);
   assert.equal(result.stdout.length, 4 * 1024 * 1024);
 });
+
+test('an error message quoting a signed URL or a malformed document is printed without the secret', () => {
+  const signed = runAgent(
+    "throw new ExitError(1, 'GET http://127.0.0.1:9/v1/?Action=DescribeStackResource&Signature=S3CRETSIG&AWSAccessKeyId=AK answered 403');",
+    { name: 'cfn-get-metadata' },
+  );
+  assert.equal(signed.status, 1);
+  assert.doesNotMatch(signed.stderr, /S3CRETSIG/);
+  assert.match(signed.stderr, /Signature=\*\*\*&AWSAccessKeyId=AK answered 403/);
+  const parsed = runAgent('JSON.parse(\'{"db_password": S3cretPW}\');');
+  assert.equal(parsed.status, 1);
+  assert.doesNotMatch(parsed.stderr, /S3cret/);
+});

@@ -1,3 +1,5 @@
+import { redactText } from './redact.ts';
+
 /** Thrown by agent code to end the process with `code`; runMain prints `message` (if any) on stderr. */
 export class ExitError extends Error {
   override readonly name = 'ExitError';
@@ -36,7 +38,8 @@ function outcome(result: PromiseSettledResult<number | void>, name: string | und
   if (result.status === 'fulfilled') return result.value ?? 0;
   const error: unknown = result.reason;
   const say = (message: string): void => {
-    if (message !== '') process.stderr.write(`${name ? `${name}: ` : ''}${message}\n`);
+    // Messages quote servers' replies and URLs: secret query values and what JSON.parse errors quote stay out.
+    if (message !== '') process.stderr.write(`${name ? `${name}: ` : ''}${redactText(message)}\n`);
   };
   if (error instanceof ExitError) {
     say(error.message);

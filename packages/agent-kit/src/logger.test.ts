@@ -91,6 +91,39 @@ test('values of secret-looking keys become *** at any depth', () => {
   for (const secret of ['hunter2', 's3', 'sk', 't0k', 'pem', 'camel', 'Bearer abc']) assert.ok(!lines[0]!.includes(secret), secret);
 });
 
+test('signed URLs and JSON.parse excerpts are hidden in the message and in every string field, in both formats', () => {
+  const url = 'http://h:8000/v1/signal/arn?AWSAccessKeyId=AK&Signature=S1GNED&SignatureVersion=2';
+  let parseError: Error | undefined;
+  try {
+    JSON.parse('{"db_password": S3cretPW}');
+  } catch (error) {
+    parseError = error as Error;
+  }
+  const json = capture({ name: 'x' });
+  json.logger.warn(`could not fetch ${url}`, {
+    url,
+    reason: parseError!.message,
+    nested: [{ detail: `GET ${url} failed` }],
+    error: parseError,
+  });
+  const line = json.lines.join('');
+  assert.equal(line.includes('S1GNED'), false, line);
+  assert.equal(line.includes('S3cret'), false, line);
+  const record = json.records()[0]!;
+  assert.equal(record.msg, 'could not fetch http://h:8000/v1/signal/arn?AWSAccessKeyId=AK&Signature=***&SignatureVersion=2');
+  assert.equal(record.url, 'http://h:8000/v1/signal/arn?AWSAccessKeyId=AK&Signature=***&SignatureVersion=2');
+  assert.equal(record.reason, "Unexpected token 'S' in JSON");
+  assert.match(record.nested[0].detail, /Signature=\*\*\*&/);
+  assert.equal(record.error.message, "Unexpected token 'S' in JSON");
+  const text = capture({ name: 'x', format: 'text' });
+  text.logger.error(`PUT ${url} was not acknowledged`, { reason: parseError!.message });
+  assert.equal(text.lines.join('').includes('S1GNED') || text.lines.join('').includes('S3cret'), false, text.lines.join(''));
+  assert.match(
+    text.lines[0]!,
+    /ERROR x: PUT http:\/\/h:8000\/v1\/signal\/arn\?AWSAccessKeyId=AK&Signature=\*\*\*&SignatureVersion=2 was not acknowledged/,
+  );
+});
+
 test('child loggers add their fields to every line and can be nested', () => {
   const { logger, records } = capture({ name: 'heat-config' });
   const child = logger.child({ deployment: 'd1', token: 'secret-value' });

@@ -1,4 +1,4 @@
-import { REDACTED, isSecretName } from './redact.ts';
+import { REDACTED, isSecretName, redactText } from './redact.ts';
 
 /** Log levels, least to most severe. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -15,7 +15,10 @@ export interface LoggerOptions {
   stream?: NodeJS.WritableStream;
 }
 
-/** Writes structured log lines. Fields whose names look secret are written as `***`. */
+/**
+ * Writes structured log lines. Fields whose names look secret are written as `***`, and in the message and
+ * every string field, secret URL query values and the text JSON.parse errors quote (see redactText).
+ */
 export interface Logger {
   readonly level: LogLevel;
   /** Whether a line at this level would be written. */
@@ -36,7 +39,8 @@ const MAX_DEPTH = 8;
 
 /** A JSON-safe copy of a field value: secrets redacted at any depth, errors as {name, message, code, stack}. */
 function clean(value: unknown, depth: number, seen: WeakSet<object>): unknown {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'string') return redactText(value);
+  if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
   if (typeof value === 'bigint') return value.toString();
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return undefined;
@@ -72,7 +76,7 @@ function build(options: Required<LoggerOptions>, bound: Record<string, unknown>)
   const threshold = SEVERITY[options.level];
   const write = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
     if (SEVERITY[level] < threshold) return;
-    const line: Record<string, unknown> = { time: new Date().toISOString(), level, name: options.name, msg: message };
+    const line: Record<string, unknown> = { time: new Date().toISOString(), level, name: options.name, msg: redactText(message) };
     const extra = clean({ ...bound, ...fields }, 0, new WeakSet()) as Record<string, unknown>;
     for (const [key, value] of Object.entries(extra)) line[RESERVED.has(key) ? `field.${key}` : key] = value;
     if (options.format === 'json') {
@@ -82,7 +86,7 @@ function build(options: Required<LoggerOptions>, bound: Record<string, unknown>)
     const pairs = Object.entries(line)
       .slice(4)
       .map(([key, value]) => ' ' + textPair(key, value));
-    options.stream.write(`${line.time as string} ${level.toUpperCase()} ${options.name}: ${message}${pairs.join('')}\n`);
+    options.stream.write(`${line.time as string} ${level.toUpperCase()} ${options.name}: ${line.msg as string}${pairs.join('')}\n`);
   };
   return {
     level: options.level,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isSecretName, redactUrl } from './redact.ts';
+import { isSecretName, redactText, redactUrl } from './redact.ts';
 
 test('isSecretName knows the secret spellings and leaves plain names alone', () => {
   for (const name of [
@@ -43,4 +43,44 @@ test('redactUrl hides secret query values and userinfo passwords, keeping everyt
 test('redactUrl drops the query of something that is not a URL', () => {
   assert.equal(redactUrl('/relative/path?Signature=abc'), '/relative/path?***');
   assert.equal(redactUrl('not a url'), 'not a url');
+});
+
+test('redactText hides secret query values and URL passwords inside free text, keeping the rest as written', () => {
+  assert.equal(
+    redactText('could not download http://h:1/a.tar.gz?X-Amz-Credential=AK%2Fs3&X-Amz-Signature=SIG&X-Amz-Security-Token=TOK: HTTP 500'),
+    'could not download http://h:1/a.tar.gz?X-Amz-Credential=AK%2Fs3&X-Amz-Signature=***&X-Amz-Security-Token=***: HTTP 500',
+  );
+  // A path a server echoed back, without scheme or host, and a sentence ending right after the value.
+  assert.equal(
+    redactText('status 500: boom /v1/waitcondition/arn?SignatureMethod=HmacSHA256&Signature=abc%2B (retrying).'),
+    'status 500: boom /v1/waitcondition/arn?SignatureMethod=HmacSHA256&Signature=*** (retrying).',
+  );
+  assert.equal(
+    redactText('(see http://h/o?temp_url_sig=dead&temp_url_expires=1).'),
+    '(see http://h/o?temp_url_sig=***&temp_url_expires=1).',
+  );
+  assert.equal(redactText('GET http://user:pa55@h:8000/x failed'), 'GET http://user:***@h:8000/x failed');
+  for (const plain of ['GET http://h:8000 answered 404', 'http://h/x?a=1&SignatureVersion=2', 'a=1 token=t', 'user@example.com'])
+    assert.equal(redactText(plain), plain);
+});
+
+test('redactText leaves out the text a JSON.parse error quotes, keeping what went wrong', () => {
+  const messageOf = (text: string): string => {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('parsed');
+  };
+  const short = messageOf('{"password": S3cretPW}');
+  const long = messageOf(`{"a": "${'x'.repeat(80)}", "deploy_password": S3cretPW, "b": "${'y'.repeat(80)}"}`);
+  assert.match(short, /S3cret/);
+  assert.match(long, /S3cret/);
+  assert.equal(redactText(`f.json is not valid JSON (${short})`), "f.json is not valid JSON (Unexpected token 'S' in JSON)");
+  assert.equal(redactText(long), "Unexpected token 'S' in JSON");
+  assert.equal(redactText(messageOf('S3cretPW')), "Unexpected token 'S' in JSON");
+  assert.equal(redactText(messageOf('[object Object]')), 'the text is not valid JSON');
+  const positional = messageOf('{"password": "S3cretPW" 1}');
+  assert.equal(redactText(positional), positional);
 });

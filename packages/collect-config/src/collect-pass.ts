@@ -1,7 +1,7 @@
 // One pass over the collectors (the original's collect_all), with two fixes: a source that fails
 // keeps its last good outputs in OS_CONFIG_FILES, and an unexpected collector error is logged
 // and treated as "unavailable" instead of killing the daemon.
-import type { Logger } from '@hearth/agent-kit';
+import { redactText, type Logger } from '@hearth/agent-kit';
 import type { MetadataCache } from './cache.ts';
 import type { Collector, CollectorContext, CollectOutcome } from './collectors/types.ts';
 import type { Output } from './explode.ts';
@@ -74,7 +74,8 @@ export async function collectPass(
       name: collector.name,
       lastPollAt: new Date(started).toISOString(),
       outcome: outcome.kind,
-      ...(outcome.kind === 'data' ? {} : { reason: outcome.reason }),
+      // The status file is world-readable: a reason quoting a malformed document or a signed URL must not carry its secrets.
+      ...(outcome.kind === 'data' ? {} : { reason: redactText(outcome.reason) }),
       keys: outputs.map(([key]) => key),
       ...(lastGood.has(collector.name) ? { lastDataAt: lastGood.get(collector.name)!.at } : {}),
       durationMs: Date.now() - started,

@@ -2,7 +2,7 @@
 import { ExitError } from '@hearth/agent-kit/exit';
 import { httpRequest } from '@hearth/agent-kit/http';
 import { agentPaths } from '@hearth/agent-kit/paths';
-import { redactUrl } from '@hearth/agent-kit/redact';
+import { redactText, redactUrl } from '@hearth/agent-kit/redact';
 import { cfnErrorSummary } from '../shared/describe-stack-resource.ts';
 import { resolveInstanceId } from '../shared/instance-id.ts';
 import { signalBody } from './body.ts';
@@ -53,7 +53,11 @@ export async function cfnSignalMain(argv: string[], deps: CfnSignalDeps = {}): P
   }
   const { status } = outcome.response;
   if (status < 200 || status > 299) {
-    throw new ExitError(1, `cfn-signal: PUT ${safeUrl} was not acknowledged: status ${status}: ${cfnErrorSummary(outcome.response)}`);
+    // redactText: a proxy or a misconfigured server may echo the signed request (its Signature) back in its reply.
+    throw new ExitError(
+      1,
+      `cfn-signal: PUT ${safeUrl} was not acknowledged: status ${status}: ${redactText(cfnErrorSummary(outcome.response))}`,
+    );
   }
   if (options.verbose) stderr.write(`cfn-signal: ${options.status} acknowledged with status ${status} by ${safeUrl}\n`);
   return 0;

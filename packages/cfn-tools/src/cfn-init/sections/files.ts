@@ -6,6 +6,7 @@
 // A file whose bytes, mode or ownership changed is recorded for services.
 import { lstat, mkdir, readFile, readlink, rename, rm, symlink, writeFile, chmod, chown } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { redactUrl } from '@hearth/agent-kit/redact';
 import { isObject, scalarText, StepError, type SectionContext } from '../context.ts';
 import { renderMustache } from '../mustache.ts';
 
@@ -56,7 +57,7 @@ async function content(ctx: SectionContext, path: string, meta: Record<string, u
     try {
       data = await ctx.fetchUrl(meta.source);
     } catch (error) {
-      throw new StepError('files', path, null, `could not download ${meta.source}: ${(error as Error).message}`);
+      throw new StepError('files', path, null, `could not download ${redactUrl(meta.source)}: ${(error as Error).message}`);
     }
   } else throw new StepError('files', path, null, 'needs content or source');
   if (meta.context === undefined || encoding === 'base64') return data;

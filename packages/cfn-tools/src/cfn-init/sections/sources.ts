@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { redactUrl } from '@hearth/agent-kit/redact';
 import type { ProcessResult } from '@hearth/agent-kit/run-process';
 import { commandFailed, isObject, StepError, type SectionContext } from '../context.ts';
 
@@ -96,10 +97,12 @@ export async function applySources(ctx: SectionContext, sources: unknown): Promi
     try {
       data = await ctx.fetchUrl(url);
     } catch (error) {
-      throw new StepError('sources', dir, null, `could not download ${url}: ${(error as Error).message}`);
+      // A source is often a pre-signed URL (S3 X-Amz-Signature, a Swift temp_url_sig): its signature is a credential.
+      throw new StepError('sources', dir, null, `could not download ${redactUrl(url)}: ${(error as Error).message}`);
     }
     const type = sourceTypeFromUrl(url) ?? sourceTypeFromContent(data);
-    if (type === undefined) throw new StepError('sources', dir, null, `${url} is not a tar, tar.gz, tar.bz2, zip, gz or bz2 archive`);
+    if (type === undefined)
+      throw new StepError('sources', dir, null, `${redactUrl(url)} is not a tar, tar.gz, tar.bz2, zip, gz or bz2 archive`);
     await mkdir(dir, { recursive: true });
     const scratch = await mkdtemp(join(tmpdir(), 'cfn-init-source-'));
     try {
@@ -108,6 +111,6 @@ export async function applySources(ctx: SectionContext, sources: unknown): Promi
       await rm(scratch, { recursive: true, force: true });
     }
     ctx.changes.sources.add(dir);
-    ctx.log.info('source unpacked', { section: 'sources', dir, url, type, bytes: data.length });
+    ctx.log.info('source unpacked', { section: 'sources', dir, url: redactUrl(url), type, bytes: data.length });
   }
 }
