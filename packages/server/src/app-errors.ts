@@ -84,7 +84,13 @@ function allowedMethods(app: FastifyInstance, method: string, path: string): str
 /** Installs the error and not-found handlers: every failure is a coded JSON error, never a crash. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const coded = toHearthError(error, request.id, request.routeOptions.bodyLimit);
+    // A client that closed its connection before its body arrived (killed, timed out) fails the read
+    // with Node's "aborted", code ECONNRESET, which is also how a lost database connection fails: it
+    // was logged as a database outage. Nobody reads this answer; the log says what happened.
+    const coded =
+      request.raw.readableAborted && !isHearthError(error)
+        ? new HearthError('ERR_REQUEST_INVALID', { reason: 'the client closed the connection before sending the whole body' })
+        : toHearthError(error, request.id, request.routeOptions.bodyLimit);
     if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
     else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
     else request.log.info({ code: coded.code }, coded.message);

@@ -8,7 +8,7 @@ import { HearthError } from './domain/errors.ts';
 import { TaskNotice } from './domain/task-health.ts';
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
 import { installLenientJsonParser } from './body-parser.ts';
-import { redactUrl } from './log-redaction.ts';
+import { errorForLog, redactUrl } from './log-redaction.ts';
 import { cfnRoutes } from './routes/cfn/index.ts';
 import { heatCompatRoutes } from './routes/compat/heat.ts';
 import { keystoneRoutes } from './routes/compat/keystone.ts';
@@ -33,7 +33,7 @@ export interface AppOptions {
   secretKey: string;
   /** Base URL agents reach this server at (default http://127.0.0.1:8000). */
   publicUrl?: string;
-  /** pino options (level, stream); unset logs nothing. Query-string secrets are always redacted. */
+  /** pino options (level, stream); unset logs nothing. Query-string secrets are always redacted, and errors log only fields that name the failure (errorForLog). */
   logger?: { level: string; stream?: NodeJS.WritableStream };
   /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
   alarms?: AlarmSettings;
@@ -74,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           ...options.logger,
           serializers: {
             req: (request: FastifyRequest) => ({ method: request.method, url: redactUrl(request.url), remoteAddress: request.ip }),
+            err: errorForLog,
           },
         }
       : false,

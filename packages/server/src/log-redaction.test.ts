@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { redactUrl } from './log-redaction.ts';
+import { errorForLog, redactUrl } from './log-redaction.ts';
 import { testApp, waitConditionHandle } from './test-support.ts';
 
 test('redactUrl hides the secret query parameters and leaves the rest as it was', () => {
@@ -70,6 +71,69 @@ test("the request log shows no wait-condition signature even when the URL spells
       assert.ok(!line.includes(accessKey), `access key in the log: ${line}`);
     }
     assert.match(logged[0]!, /Signatur%65=\*\*\*/);
+  } finally {
+    await done();
+  }
+});
+
+test('errorForLog keeps what names a failure, follows causes, and leaves out whatever else an error carries', () => {
+  const refused = Object.assign(new Error('new row violates check constraint "c"'), {
+    code: '23514',
+    constraint: 'c',
+    detail: 'Failing row contains (id, #!/bin/sh PASSWORD=s3cr3t)',
+    client: { secretKey: 1234, connectionParameters: { user: 'u' } },
+  });
+  const wrapped = new Error('write failed', { cause: refused });
+  const logged = errorForLog(wrapped);
+  assert.equal(logged.type, 'Error');
+  assert.equal(logged.message, 'write failed');
+  assert.match(String(logged.stack), /write failed/);
+  assert.deepEqual(Object.keys(logged.cause as object).sort(), ['code', 'constraint', 'message', 'stack', 'type']);
+  assert.ok(!JSON.stringify(logged).includes('s3cr3t') && !JSON.stringify(logged).includes('secretKey'));
+  const aggregate = errorForLog(
+    new AggregateError([Object.assign(new Error('refused'), { code: 'ECONNREFUSED', port: 5432 })], 'all failed'),
+  );
+  assert.deepEqual(
+    (aggregate.errors as Array<Record<string, unknown>>).map(({ code, port }) => ({ code, port })),
+    [{ code: 'ECONNREFUSED', port: 5432 }],
+  );
+  const looped = new Error('loop');
+  (looped as { cause?: unknown }).cause = looped;
+  assert.doesNotThrow(() => JSON.stringify(errorForLog(looped)), 'a cause that points back is followed a few levels, not forever');
+  // pino hands the serializer whatever was logged under `err`.
+  assert.equal(errorForLog('a string' as unknown as Error), 'a string');
+});
+
+test('redactUrl hides the user and password of an absolute URL, as a request line may carry one', () => {
+  assert.equal(redactUrl('http://agent:pw@127.0.0.1:8000/healthz?token=t'), 'http://***@127.0.0.1:8000/healthz?token=***');
+  assert.equal(redactUrl('HTTP://a:b@c@127.0.0.1/x'), 'HTTP://***@127.0.0.1/x', 'up to the last @ before the path');
+  assert.equal(redactUrl('/v1/x?note=a:b@c'), '/v1/x?note=a:b@c', 'an @ in a path or query is not a user');
+  assert.equal(redactUrl('http://127.0.0.1/a@b'), 'http://127.0.0.1/a@b');
+});
+
+test('a request line in absolute form is logged without the user and password it names', async () => {
+  const lines: string[] = [];
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const { app, done } = await testApp({ logger: { level: 'info', stream } });
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const password = 'absolute-form-password';
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(`GET http://agent:${password}@127.0.0.1:${port}/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+      );
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 200 /, 'Node and fastify serve the absolute form');
+    const logged = lines.filter((line) => line.includes('/healthz'));
+    assert.ok(logged.length > 0, 'the request was logged');
+    for (const line of lines) assert.ok(!line.includes(password), `the password in the log: ${line}`);
+    assert.match(logged[0]!, /http:\/\/\*\*\*@127\.0\.0\.1:\d+\/healthz/);
   } finally {
     await done();
   }
