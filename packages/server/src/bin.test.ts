@@ -103,6 +103,20 @@ test(
 );
 
 test(
+  'a certificate file the database URL names and that cannot be read: exit 64 naming it, not the data dir',
+  withDir(async (dir) => {
+    const data = join(dir, 'data');
+    const missing = join(dir, 'no-such-client.crt');
+    // Port 1 on loopback: node-postgres reads the certificate before it connects, so nothing is reached.
+    const url = `postgres://hearth:pw@127.0.0.1:1/hearth?sslmode=require&sslcert=${encodeURIComponent(missing)}`;
+    const { code, stderr } = await hearthServer(['migrate', '--data-dir', data, '--database-url', url]);
+    assert.equal(code, 64);
+    assertOneLine(stderr, new RegExp(`^hearth-server: cannot read ${missing}, which --database-url .* names \\(ENOENT`));
+    assert.doesNotMatch(stderr, /data dir/);
+  }),
+);
+
+test(
   'a listen address in use: exit 75; an empty secret-key file: exit 65, left as it was',
   withDir(async (dir) => {
     const taken = createServer();

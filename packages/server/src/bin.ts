@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
@@ -42,12 +43,26 @@ function warnIfReadable(settings: ServerSettings): void {
 const FILE_ERRORS = new Set(['EACCES', 'EPERM', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC', 'ELOOP', 'ENOENT']);
 
 /** A failure to open, migrate or write the store (or the data dir) at start, as an exit with what to do. */
+/** Whether `path` is `dir` or below it. */
+function isInside(path: string, dir: string): boolean {
+  const rel = relative(resolve(dir), resolve(path));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
 function startupFailure(error: unknown, settings: ServerSettings): unknown {
   if (error instanceof ExitError || !(error instanceof Error)) return error;
   const { code: rawCode } = error as { code?: unknown };
   const code = typeof rawCode === 'string' ? rawCode : '';
   const store = describeStore(settings);
   if (settings.databaseUrl?.startsWith('postgres')) {
+    // node-postgres reads the files the URL names (sslcert, sslkey, sslrootcert) when it connects.
+    const { path } = error as { path?: unknown };
+    if (FILE_ERRORS.has(code) && typeof path === 'string' && !isInside(path, settings.dataDir)) {
+      return new ExitError(
+        `cannot read ${path}, which --database-url (env HEARTH_DATABASE_URL) names (${error.message}): fix the path in its sslcert, sslkey or sslrootcert, or the file's permissions`,
+        EXIT.usage,
+      );
+    }
     if (isStoreUnavailable(error) || /^(08|28|3D)/.test(code)) {
       return new ExitError(
         `cannot use the database ${store}: ${error.message}; check --database-url (env HEARTH_DATABASE_URL) and that PostgreSQL runs and accepts this user`,
