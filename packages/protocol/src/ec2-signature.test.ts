@@ -339,3 +339,14 @@ test('SigV4 pre-signed query (X-Amz-*): verifies, honours X-Amz-Expires', () => 
   const late = verifyEc2Signature(request, SECRET, { now: new Date('2024-01-01T00:06:00Z') });
   assert.equal(!late.ok && late.code, 'RequestExpired');
 });
+
+test('SigV4: a SignedHeaders entry named like an object property is a missing header, not a crash', () => {
+  for (const name of ['constructor', '__proto__', 'hasownproperty']) {
+    const authorization = String(BOTO_DESCRIBE.headers.authorization).replace(
+      'SignedHeaders=host;x-amz-date',
+      `SignedHeaders=host;${name}`,
+    );
+    const result = verifyEc2Signature({ ...BOTO_DESCRIBE, headers: { ...BOTO_DESCRIBE.headers, authorization } }, SECRET);
+    assert.deepEqual(result, { ok: false, code: 'SignatureDoesNotMatch', message: `the signed header '${name}' is not in the request` });
+  }
+});

@@ -238,6 +238,8 @@ function authorizationFields(authorization: string): Map<string, string> {
 }
 
 function headerValue(headers: Ec2Request['headers'], name: string): string | undefined {
+  // Own headers only: a SignedHeaders entry such as `constructor` or `__proto__` names no header (not the object's prototype).
+  if (!Object.hasOwn(headers, name)) return undefined;
   const value = headers[name];
   return Array.isArray(value) ? value.join(',') : value;
 }

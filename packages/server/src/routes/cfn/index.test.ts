@@ -242,3 +242,23 @@ test('signature failures get the CFN codes the reference names: IncompleteSignat
     await done();
   }
 });
+
+test('a SigV4 request signing a header named like an object property (constructor, __proto__) is AccessDenied, not a 500', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { vm1 } = await twoServers(app);
+    const body = 'Action=DescribeStackResource&StackName=web&LogicalResourceId=vm1';
+    for (const name of ['constructor', '__proto__']) {
+      const headers = sigV4Headers(vm1, body);
+      headers.authorization = headers.authorization!.replace('SignedHeaders=host;x-amz-date', `SignedHeaders=host;${name}`);
+      const post = await postForm(app, body, '', headers);
+      assert.equal(post.statusCode, 403, post.body);
+      assert.match(post.body, new RegExp(`<Code>AccessDenied</Code><Message>[^<]*the signed header '${name}' is not in the request`));
+      const get = await app.inject({ method: 'GET', url: `/v1/?${body}&ContentType=JSON`, headers: { host: HOST, ...headers } });
+      assert.equal(get.statusCode, 403, get.body);
+      assert.equal(get.json().ErrorResponse.Error.Code, 'AccessDenied');
+    }
+  } finally {
+    await done();
+  }
+});
