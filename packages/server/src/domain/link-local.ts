@@ -61,6 +61,16 @@ export function hideUserinfo(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/?#]*@/i, (_match, scheme: string) => `${scheme}***@`);
 }
 
+/** True when decodeURIComponent takes the text (what got does to a URL's user and password). */
+function decodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Why hearth-server will not call a URL, or null if it will: http(s) only, and never a forbidden
  * host. `what` names the field in the message (`alarm_actions`, `actuator.url`); the URL is shown
@@ -76,6 +86,10 @@ export function outboundUrlProblem(what: string, url: string): string | null {
   const shown = shownUrl(url);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `${what} ${shown} must be http or https, not ${parsed.protocol}`;
   if (isForbiddenHost(parsed.hostname)) return `${what} ${shown}: its host ${normalHost(parsed.hostname)} ${REFUSED}`;
+  // The sender decodes user and password for basic auth: a bad %-escape there (`p%zz`) fails every
+  // delivery with "URI malformed", so such a URL could never be sent.
+  if (!decodable(parsed.username) || !decodable(parsed.password))
+    return `${what} ${shown}: its user or password has a % that is not followed by two hex digits of UTF-8 (write % as %25)`;
   return null;
 }
 

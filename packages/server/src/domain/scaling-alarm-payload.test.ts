@@ -79,3 +79,11 @@ test('reasons are clipped to 500 characters', () => {
   assert.equal(long.reason.length, 500);
   assert.ok(long.reason.endsWith('…'));
 });
+
+test('a clip never splits a surrogate pair: the emoji at the cut goes whole', () => {
+  const reason = parseAlarmPayload(`${'x'.repeat(490)}😀tail`).reason;
+  assert.equal(reason, `Signal: ${'x'.repeat(490)}…`);
+  const before = parseAlarmPayload(`${'x'.repeat(489)}😀tail`).reason;
+  assert.equal(before, `Signal: ${'x'.repeat(489)}😀…`);
+  assert.equal(before.length, 500);
+});

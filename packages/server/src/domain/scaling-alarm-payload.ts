@@ -17,7 +17,11 @@ function text(value: unknown): string | null {
 }
 
 function clip(reason: string): string {
-  return reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON - 1)}…` : reason;
+  if (reason.length <= MAX_REASON) return reason;
+  // Never between the two halves of a surrogate pair (an emoji): a lone half is stored as U+FFFD
+  // while the reply would carry it as it is.
+  const end = /[\uD800-\uDBFF]/.test(reason.charAt(MAX_REASON - 2)) ? MAX_REASON - 2 : MAX_REASON - 1;
+  return `${reason.slice(0, end)}…`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

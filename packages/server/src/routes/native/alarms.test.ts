@@ -159,3 +159,33 @@ test('alarms: two deletes at once: the second is a coded 404 and records no seco
     await done();
   }
 });
+
+// The action sender decodes the user and password for basic auth: one with a bad %-escape failed
+// every delivery ("URI malformed") of an alarm that had been stored with a 201.
+test('alarms: an action URL whose user or password is not %-decodable is a 400 and stores nothing', async () => {
+  const { app, done } = await testApp();
+  try {
+    for (const url of ['http://user:p%zz@127.0.0.1:9/hook', 'http://us%C3@127.0.0.1:9/hook', 'http://u:%E0%A4%A@127.0.0.1:9/hook']) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/v1/default/alarms',
+        headers: ADMIN,
+        payload: { ...cpuAlarm, ok_actions: [url] },
+      });
+      assert.equal(reply.statusCode, 400, `${url}: ${reply.body}`);
+      assert.equal(errorCode(reply), 'ERR_ALARM_INVALID');
+      assert.match(reply.json().error.message, /ok_actions http:\/\/\*\*\*@127\.0\.0\.1:9\/hook: its user or password has a %/);
+      assert.doesNotMatch(reply.body, /p%zz|us%C3/, 'the credentials are not echoed');
+    }
+    assert.deepEqual((await app.inject({ url: '/v1/default/alarms', headers: ADMIN })).json().alarms, []);
+    const encoded = await app.inject({
+      method: 'POST',
+      url: '/v1/default/alarms',
+      headers: ADMIN,
+      payload: { ...cpuAlarm, ok_actions: ['http://user:p%25zz%C3%A9@127.0.0.1:9/hook'] },
+    });
+    assert.equal(encoded.statusCode, 201, encoded.body);
+  } finally {
+    await done();
+  }
+});

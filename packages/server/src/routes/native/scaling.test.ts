@@ -399,3 +399,32 @@ test('a receiver that fails gets every change again, in order, with the failures
     await actuator.close();
   }
 });
+
+// A reason is clipped to 500 characters: clipped between the halves of an emoji, the reply carried
+// a lone surrogate (invalid UTF-8 for strict clients) while the store kept U+FFFD in its place.
+test('a signal reason clipped at an emoji keeps the emoji whole: the reply is what is stored, no lone surrogate', async () => {
+  const { app, done } = await testApp();
+  const actuator = await receiver();
+  try {
+    await setup(app, actuator.url, { max_size: 5, cooldown: 0 });
+    await policy(app);
+    // "Signal: " + 490 characters puts the emoji's two halves at characters 498 and 499, where the clip falls.
+    const text = `${'x'.repeat(490)}😀tail`;
+    const reply = await app.inject({
+      method: 'POST',
+      url: `${POLICIES}/up/signal`,
+      headers: { ...ADMIN, 'content-type': 'text/plain' },
+      payload: text,
+    });
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.doesNotMatch(reply.body, /\\ud83d(?!\\ude00)/i, 'no lone high surrogate escaped in the reply');
+    const result = reply.json<{ result: { outcome: string; reason: string } }>().result;
+    assert.equal(result.outcome, 'adjusted');
+    assert.match(result.reason, /x…: desired capacity 1 -> 2$/);
+    const group = await show(app);
+    assert.equal(`${group.last_activity?.reason}: desired capacity 1 -> 2`, result.reason, 'the stored reason is the one answered');
+  } finally {
+    await done();
+    await actuator.close();
+  }
+});
