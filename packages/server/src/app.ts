@@ -37,6 +37,8 @@ export interface AppOptions {
   logger?: { level: string; stream?: NodeJS.WritableStream };
   /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
   alarms?: AlarmSettings;
+  /** How long after start deadlines that passed while the server was not running are held (default RESTART_GRACE_MS, 6 min). */
+  restartGraceMs?: number;
 }
 
 declare module 'fastify' {
@@ -110,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     secretKey: options.secretKey,
     publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
     alarms: options.alarms,
+    restartGraceMs: options.restartGraceMs,
     logError,
     onMigration: slowMigrationLog(app.log),
   });

@@ -38,6 +38,8 @@ export interface ServicesOptions {
   onMigration?: StoreOptions['onMigration'];
   /** Metrics and alarms: evaluation schedule and lease, sample retention, action retries (defaults in their modules). */
   alarms?: AlarmSettings;
+  /** See AppOptions.restartGraceMs. */
+  restartGraceMs?: number | undefined;
 }
 
 /** Every service of one hearth-server, wired together. */
@@ -105,7 +107,14 @@ export async function createServices(options: ServicesOptions): Promise<Services
     servers.onFeedTopic(topic);
     configs.onFeedTopic(topic);
   });
-  const deadlines = new DeadlineWatcher(store, feed, (id, stored) => servers.lastSeen(id, stored), options.logError);
+  const deadlines = new DeadlineWatcher(
+    store,
+    feed,
+    (id, stored) => servers.lastSeen(id, stored),
+    options.logError,
+    undefined,
+    options.restartGraceMs,
+  );
   const metrics = createMetrics({
     hearth_write_queue_depth: { help: 'Writes waiting for a group commit', read: () => store.writeQueueDepth() },
     hearth_feed_listeners: { help: 'Long-polls, streams and caches listening for changes', read: () => feed.listenerCount() },

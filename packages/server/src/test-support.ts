@@ -42,7 +42,7 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
 
 /** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
 export async function testApp(
-  options: Pick<AppOptions, 'logger'> = {},
+  options: Pick<AppOptions, 'logger' | 'restartGraceMs'> = {},
 ): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
   const store = await testStore();
   try {
@@ -52,6 +52,8 @@ export async function testApp(
       adminToken: 'admin-secret',
       secretKey: 'unit-test-secret-key-0123456789',
       publicUrl: 'http://127.0.0.1:9',
+      // Tests write deadlines already past; the grace for those of a restart is tested on its own.
+      restartGraceMs: 0,
       ...options,
     });
     return {

@@ -31,8 +31,16 @@ export function timeoutReason(
 const EXPIRE_BATCH = 200;
 
 /**
+ * How long after it starts hearth-server holds the deadlines that passed while it was not running:
+ * longer than the longest wait between an agent's retries (heat-config-notify's cap, 5 min), so a
+ * result an agent queued during the outage arrives before its deployment is failed for silence.
+ */
+export const RESTART_GRACE_MS = 6 * 60_000;
+
+/**
  * Fails IN_PROGRESS deployments whose deadline passed. One timer, set for the earliest deadline
- * and re-armed whenever deadlines move; it also re-checks at least every `maxSleepMs`.
+ * and re-armed whenever deadlines move; it also re-checks at least every `maxSleepMs`. Deadlines
+ * that passed before this process started wait `restartGraceMs` after the start.
  */
 export class DeadlineWatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -40,6 +48,7 @@ export class DeadlineWatcher {
   private readonly unsubscribe: () => void;
   private running: Promise<void> | undefined;
   private readonly health: TaskHealth;
+  private startedAt = Date.now();
 
   constructor(
     private readonly store: Store,
@@ -47,6 +56,7 @@ export class DeadlineWatcher {
     private readonly lastSeen: (serverId: string, stored: string | null) => string | null,
     log: (error: unknown) => void,
     private readonly maxSleepMs = 30_000,
+    private readonly restartGraceMs = RESTART_GRACE_MS,
   ) {
     this.health = new TaskHealth('deadline sweeper', log);
     this.unsubscribe = feed.subscribe(topics.deadlines, () => this.arm());
@@ -55,6 +65,7 @@ export class DeadlineWatcher {
   /** Starts watching. */
   start(): void {
     this.stopped = false;
+    this.startedAt = Date.now();
     this.arm();
   }
 
@@ -69,14 +80,17 @@ export class DeadlineWatcher {
   private arm(): void {
     if (this.stopped) return;
     if (this.running) return; // the running sweep re-arms when it ends
+    const held = this.heldBefore(Date.now());
     void this.store.reader
       .selectFrom('software_deployments')
       .select((eb) => eb.fn.min('deadline_at').as('next'))
       .where('status', '=', 'IN_PROGRESS')
+      .$if(held !== undefined, (qb) => qb.where('deadline_at', '>=', held!))
       .executeTakeFirst()
       .then(
         (row) => {
-          const next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
+          let next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
+          if (held !== undefined) next = Math.min(next, this.startedAt + this.restartGraceMs - Date.now());
           // While the store fails, a deadline already past is retried with backoff, not at once and forever.
           this.wakeIn(Math.max(next, this.retryDelayMs()));
         },
@@ -92,6 +106,14 @@ export class DeadlineWatcher {
     if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.sweep(), Math.max(0, Math.min(ms, this.maxSleepMs))).unref();
+  }
+
+  /**
+   * While the restart grace lasts, the start time (ISO): deadlines before it passed while hearth-server
+   * was not running and are held. Undefined once the grace is over.
+   */
+  private heldBefore(nowMs: number): string | undefined {
+    return nowMs < this.startedAt + this.restartGraceMs ? new Date(this.startedAt).toISOString() : undefined;
   }
 
   /** 0 while sweeps work; after failed ones, 1 s doubling up to `maxSleepMs`. */
@@ -116,11 +138,14 @@ export class DeadlineWatcher {
 
   private async expire(): Promise<void> {
     await this.store.write(async ({ trx, now, event, publish }) => {
+      const held = this.heldBefore(Date.parse(now));
+      const startedAt = new Date(this.startedAt).toISOString();
       const expired = await trx
         .selectFrom('software_deployments')
-        .select(['id', 'project_id', 'server_id', 'timeout_s', 'fetched_at', 'last_heartbeat_at'])
+        .select(['id', 'project_id', 'server_id', 'timeout_s', 'fetched_at', 'last_heartbeat_at', 'deadline_at'])
         .where('status', '=', 'IN_PROGRESS')
         .where('deadline_at', '<=', now)
+        .$if(held !== undefined, (qb) => qb.where('deadline_at', '>=', held!))
         .limit(EXPIRE_BATCH)
         .execute();
       if (expired.length === 0) return;
@@ -128,7 +153,15 @@ export class DeadlineWatcher {
       const servers = await trx.selectFrom('servers').select(['id', 'last_seen_at']).where('id', 'in', serverIds).execute();
       const stored = new Map(servers.map((server) => [server.id, server.last_seen_at]));
       const reasons = new Map(
-        expired.map((row) => [row.id, timeoutReason(row, this.lastSeen(row.server_id, stored.get(row.server_id) ?? null))]),
+        expired.map((row) => {
+          const reason = timeoutReason(row, this.lastSeen(row.server_id, stored.get(row.server_id) ?? null));
+          // Said, so that nobody looks for a fault on the VM first.
+          const outage =
+            this.restartGraceMs > 0 && row.deadline_at !== null && row.deadline_at < startedAt
+              ? ` (hearth-server was not running when the deadline passed; it waited ${Math.round(this.restartGraceMs / 1000)} s after starting for a late result)`
+              : '';
+          return [row.id, `${reason}${outage}`];
+        }),
       );
       // One statement for the batch: on PostgreSQL a statement per row was a round trip each under
       // the write lock, and 30,000 due deployments took 21 s while signals waited up to 1 s.

@@ -1,0 +1,68 @@
+// Deadlines that pass while hearth-server is not running: after a restart they are held for the
+// restart grace, so a result an agent queued during the outage still completes its deployment.
+// Once the grace is over, the silent ones fail with a reason that says the server was down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp } from '../app.ts';
+import { ADMIN, createConfig, createDeployment, registerServer, testStore } from '../test-support.ts';
+
+const GRACE_MS = 2500;
+
+test('a deadline passed during an outage waits the restart grace: a late signal completes it, silence fails it saying so', async () => {
+  const store = await testStore();
+  const open = (restartGraceMs: number) =>
+    buildApp({
+      dataDir: store.dataDir,
+      databaseUrl: store.databaseUrl,
+      adminToken: 'admin-secret',
+      secretKey: 'unit-test-secret-key-0123456789',
+      publicUrl: 'http://127.0.0.1:9',
+      restartGraceMs,
+    });
+  try {
+    const before = await open(0);
+    const server = await registerServer(before, 'vm');
+    const configId = await createConfig(before);
+    const late = await createDeployment(before, configId, server.id, { timeout: 1 });
+    const silent = await createDeployment(before, configId, server.id, { timeout: 1 });
+    assert.equal((await before.inject({ url: '/v1/guest/metadata', headers: server.auth })).statusCode, 200);
+    await before.close();
+    await sleep(1500); // both deadlines pass while no hearth-server runs
+
+    const after = await open(GRACE_MS);
+    try {
+      const show = async (id: string) =>
+        (await after.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN })).json<{
+          software_deployment: { status: string; status_reason: string };
+        }>().software_deployment;
+      await sleep(300);
+      assert.equal((await show(late)).status, 'IN_PROGRESS', 'held during the restart grace');
+      assert.equal((await show(silent)).status, 'IN_PROGRESS', 'held during the restart grace');
+      const signal = await after.inject({
+        method: 'POST',
+        url: `/v1/guest/deployments/${late}/signal`,
+        headers: server.auth,
+        payload: { deploy_status_code: 0, deploy_stdout: 'done while hearth-server was down' },
+      });
+      assert.equal(signal.statusCode, 200, signal.body);
+      assert.equal((await show(late)).status, 'COMPLETE');
+
+      let shown = await show(silent);
+      for (let i = 0; i < 60 && shown.status === 'IN_PROGRESS'; i++) {
+        await sleep(100);
+        shown = await show(silent);
+      }
+      assert.equal(shown.status, 'FAILED', 'failed once the grace is over');
+      assert.match(
+        shown.status_reason,
+        /^Timed out after 1 s: .*\(hearth-server was not running when the deadline passed; it waited 3 s after starting for a late result\)$/,
+      );
+      assert.equal((await show(late)).status, 'COMPLETE', 'the completed one stays so');
+    } finally {
+      await after.close();
+    }
+  } finally {
+    await store.remove();
+  }
+});
