@@ -25,7 +25,17 @@ export interface AttemptContext extends DeliveryOptions {
   now?: () => number;
   /** Uniform random in [0, 1). Default Math.random. */
   random?: () => number;
+  /** How long past its deployment's deadline an undelivered signal is still retried. Default DEFAULT_LATE_MS. */
+  lateMs?: number;
 }
+
+/**
+ * How long past the deployment's deadline a signal that could not be delivered is still retried (1 h).
+ * hearth-server holds deadlines that passed while it was not running for a while after it starts, so
+ * a result queued during an outage of the control plane still completes its deployment; a server that
+ * has given up answers 409, which ends the retries at once.
+ */
+export const DEFAULT_LATE_MS = 60 * 60_000;
 
 /** Fields that say which signal a log line is about (no route: it holds credentials). */
 export function entryFields(entry: OutboxEntry): Record<string, unknown> {
@@ -34,8 +44,8 @@ export function entryFields(entry: OutboxEntry): Record<string, unknown> {
 
 /**
  * Makes one attempt on the entry `id` while holding its lock, and records the outcome. An entry
- * whose deadline has passed is dropped, unless it was never tried: the first attempt is always
- * made, since heartbeats may have moved the server's deadline past the one computed here.
+ * more than `lateMs` past its deadline is dropped, unless it was never tried: the first attempt is
+ * always made, since heartbeats may have moved the server's deadline past the one computed here.
  */
 export async function attemptEntry(id: string, ctx: AttemptContext): Promise<AttemptResult> {
   const { outbox, log } = ctx;
@@ -46,7 +56,7 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     const entry = outbox.read(id);
     if (!entry) return { state: 'gone' };
     const fields = entryFields(entry);
-    if (entry.attempts > 0 && now() > Date.parse(entry.deadline)) {
+    if (entry.attempts > 0 && now() > Date.parse(entry.deadline) + (ctx.lateMs ?? DEFAULT_LATE_MS)) {
       outbox.remove(id);
       log.error('dropping a signal that was never acknowledged: the deployment deadline has passed', {
         ...fields,

@@ -219,6 +219,40 @@ test('past the deadline a retried entry is dropped with a log line; a first atte
   }
 });
 
+test('a signal that missed its deadline while the server was down is still retried for --late-ms, then dropped', async () => {
+  const fake = await startFake(() => ({ status: 200 }));
+  try {
+    const { outbox, ctx } = setup();
+    // The deadline passed 10 s ago, after two attempts failed (the server was down).
+    const creation = new Date(Date.now() - 70_000).toISOString();
+    const entry = await queue(
+      ctx,
+      { ...hearthInputs(fake.url), deploy_timeout: 60 },
+      { deploy_stdout: 'late' },
+      { creation_time: creation },
+    );
+    await outbox.save({ ...entry, attempts: 2 });
+    assert.deepEqual(await drainOutbox(ctx), { delivered: 1, rejected: 0, expired: 0, queued: 0 }, 'within the default hour: sent');
+    assert.equal(fake.requests.length, 1);
+
+    const again = await queue(
+      ctx,
+      { ...hearthInputs(fake.url), deploy_timeout: 60 },
+      { deploy_stdout: 'later' },
+      { creation_time: creation },
+    );
+    await outbox.save({ ...again, attempts: 2 });
+    assert.deepEqual(
+      await drainOutbox({ ...ctx, lateMs: 5_000 }),
+      { delivered: 0, rejected: 0, expired: 1, queued: 0 },
+      'past --late-ms: dropped',
+    );
+    assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
 test('without a timeout input the deadline is creation_time + 7 days', async () => {
   const { ctx } = setup();
   const entry = await queue(ctx, hearthInputs('http://127.0.0.1:9'), {}, { creation_time: '2024-05-01T00:00:00Z' });

@@ -169,7 +169,7 @@ test('server down: the plain invocation queues the signal and exits 0; --drain d
   }
 });
 
-test('a rejected signal exits 1 (all transports), logged with the reason; --wait on a dead server exits 1 at the deadline', async () => {
+test('a rejected signal exits 1 (all transports), logged with the reason; --wait on a dead server exits 1 --late-ms past the deadline', async () => {
   const fake = await startFake(() => ({ status: 409, body: '{"error":{"message":"Deployment d9 is CREATE_COMPLETE, not IN_PROGRESS"}}' }));
   try {
     const { env, deployment } = files({ deploy_signal_id: `${fake.url}/v1/signal/x`, deploy_signal_verb: 'POST' });
@@ -184,9 +184,9 @@ test('a rejected signal exits 1 (all transports), logged with the reason; --wait
     { creation_time: new Date(Date.now() - 500).toISOString() },
   );
   const started = Date.now();
-  const waited = await run(['--wait', deployment], env, '{}');
+  const waited = await run(['--wait', '--late-ms', '600', deployment], env, '{}');
   assert.equal(waited.code, 1);
-  assert.ok(Date.now() - started >= 400, 'kept retrying until the deadline');
+  assert.ok(Date.now() - started >= 1000, 'kept retrying until --late-ms past the deadline');
   assert.ok(waited.log.some((l) => l.msg === 'dropping a signal that was never acknowledged: the deployment deadline has passed'));
   assert.deepEqual(readdirSync(outbox), []);
 });

@@ -41,7 +41,7 @@ export interface MainIo {
 }
 
 function attemptContext(options: NotifyOptions, log: Logger): AttemptContext {
-  return { outbox: new Outbox(options.outboxDir), log, backoff: options.backoff, timeoutMs: options.timeoutMs };
+  return { outbox: new Outbox(options.outboxDir), log, backoff: options.backoff, timeoutMs: options.timeoutMs, lateMs: options.lateMs };
 }
 
 /** An AbortSignal fired by SIGTERM or SIGINT, and a function removing the handlers. */

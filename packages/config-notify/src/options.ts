@@ -4,6 +4,7 @@ import { agentPaths, ExitError, isLogLevel, type LogLevel } from '@hearth/agent-
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { EXIT_CONFIG } from './exit-codes.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './trim.ts';
+import { DEFAULT_LATE_MS } from './attempt.ts';
 
 /** What the command line asks for. */
 export type NotifyCommand =
@@ -22,6 +23,8 @@ export interface NotifyOptions {
   timeoutMs: number;
   /** Largest signal body sent, in bytes. Default 1048576. */
   maxBodyBytes: number;
+  /** How long past its deployment's deadline an undelivered signal is still retried, in ms. Default 3600000. */
+  lateMs: number;
   logFormat: 'json' | 'text';
   logLevel: LogLevel;
 }
@@ -32,6 +35,7 @@ export const NOTIFY_ENV = {
   retryCapMs: 'HEARTH_NOTIFY_RETRY_CAP_MS',
   timeoutMs: 'HEARTH_NOTIFY_TIMEOUT_MS',
   maxBodyBytes: 'HEARTH_NOTIFY_MAX_BODY_BYTES',
+  lateMs: 'HEARTH_NOTIFY_LATE_MS',
   logFormat: 'HEARTH_LOG_FORMAT',
 } as const;
 
@@ -48,7 +52,7 @@ to the outbox, then sent; one that could not be sent stays queued and is retried
 --drain (the heat-config-notify.service daemon runs --drain --follow).
 
 Options:
-  --wait                 retry until delivered, rejected or past the deadline (exit 1 unless delivered)
+  --wait                 retry until delivered, rejected or --late-ms past the deadline (exit 1 unless delivered)
   --drain                deliver what is queued; ends when the outbox is empty
   --once                 with --drain: one pass over the entries that are due, then exit
   --follow               with --drain: never end; pick up new entries as they are queued
@@ -59,6 +63,8 @@ Options:
   --retry-cap-ms MS      ceiling of any retry wait (default 300000, $${NOTIFY_ENV.retryCapMs})
   --timeout-ms MS        limit of one HTTP request (default 30000, $${NOTIFY_ENV.timeoutMs})
   --max-body-bytes N     largest signal body; longer outputs keep their end (default 1048576, $${NOTIFY_ENV.maxBodyBytes})
+  --late-ms MS           retry an undelivered signal this long past its deployment's deadline, for
+                         a server that was down then (default 3600000, $${NOTIFY_ENV.lateMs}; 0: stop at it)
   --log-format FORMAT    json (default) or text ($${NOTIFY_ENV.logFormat})
   --log-level LEVEL      debug, info (default), warn or error
   -h, --help             this text
@@ -88,6 +94,14 @@ function positiveInt({ value, from }: { value?: string; from: string }, fallback
   return Number(value);
 }
 
+/** A whole number of 0 or more from a flag or env value, else `fallback`. */
+function wholeNumber({ value, from }: { value?: string; from: string }, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value.trim()))
+    throw new ExitError(EXIT_CONFIG, `${from} must be a whole number (0 or more), not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
 /** Parses argv (without node and the script) and env into a command. */
 export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): NotifyCommand {
   let parsed;
@@ -108,6 +122,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
         'retry-cap-ms': { type: 'string' },
         'timeout-ms': { type: 'string' },
         'max-body-bytes': { type: 'string' },
+        'late-ms': { type: 'string' },
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -134,6 +149,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
     backoff: Object.freeze({ baseMs, capMs: Math.max(capMs, baseMs) }),
     timeoutMs: positiveInt(setting(values['timeout-ms'], '--timeout-ms', env, NOTIFY_ENV.timeoutMs), 30_000),
     maxBodyBytes: positiveInt(setting(values['max-body-bytes'], '--max-body-bytes', env, NOTIFY_ENV.maxBodyBytes), DEFAULT_MAX_BODY_BYTES),
+    lateMs: wholeNumber(setting(values['late-ms'], '--late-ms', env, NOTIFY_ENV.lateMs), DEFAULT_LATE_MS),
     logFormat,
     logLevel,
   });
