@@ -42,9 +42,17 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
 
 /** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
 export async function testApp(
-  options: Pick<AppOptions, 'logger' | 'restartGraceMs'> = {},
+  options: Pick<AppOptions, 'logger' | 'restartGraceMs'> & {
+    /**
+     * false: the background tasks that write (alarm evaluator, actuator deliverer, deadline sweeper) are
+     * stopped before the app is handed over, so `beforeWrite` sees the test's requests only: the
+     * alarm evaluator's lease write every 10 s took the interloper's turn now and then under load.
+     */
+    background?: false;
+  } = {},
 ): Promise<{ app: FastifyInstance; dataDir: string; done: () => Promise<void> }> {
   const store = await testStore();
+  const { background, ...appOptions } = options;
   try {
     const app = await buildApp({
       dataDir: store.dataDir,
@@ -54,8 +62,13 @@ export async function testApp(
       publicUrl: 'http://127.0.0.1:9',
       // Tests write deadlines already past; the grace for those of a restart is tested on its own.
       restartGraceMs: 0,
-      ...options,
+      ...appOptions,
     });
+    if (background === false) {
+      // (The wait-condition sweeper writes only for a condition past its deadline: none in such tests.)
+      const { alarmEvaluator, actuatorDeliverer, deadlines } = app.services;
+      await Promise.all([alarmEvaluator.stop(), actuatorDeliverer.stop(), deadlines.stop()]);
+    }
     return {
       app,
       dataDir: store.dataDir,

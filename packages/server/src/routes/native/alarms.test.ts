@@ -141,7 +141,7 @@ test('alarms: an action URL naming a metadata service is refused at create as a 
 });
 
 test('alarms: two deletes at once: the second is a coded 404 and records no second event', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const created = await app.inject({ method: 'POST', url: '/v1/default/alarms', headers: ADMIN, payload: cpuAlarm });
     assert.equal(created.statusCode, 201, created.body);

@@ -8,12 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ScalingGroup, ScalingPolicy } from '@hearth/protocol';
 import { ADMIN, errorCode, injectUrl, registerServer, testApp, beforeWrite } from '../../test-support.ts';
 
-/** A test app whose actuator deliverer is stopped: its background writes would otherwise take the interloper's turn. */
-async function raceApp(): ReturnType<typeof testApp> {
-  const built = await testApp();
-  await built.app.services.actuatorDeliverer.stop();
-  return built;
-}
+/** A test app without background writers: their writes would otherwise take the interloper's turn. */
+const raceApp = () => testApp({ background: false });
 
 const GROUPS = '/v1/default/stacks/web/scaling_groups';
 const POLICIES = '/v1/default/stacks/web/scaling_policies';

@@ -26,7 +26,7 @@ async function orphanDeployments(app: FastifyInstance): Promise<number> {
 }
 
 test('a deployment created while its config is deleted: coded 404, nothing written', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const configId = await createConfig(app);
     await app.inject({ url: `/v1/default/software_configs/${configId}`, headers: ADMIN }); // cached, as in the report
@@ -54,7 +54,7 @@ test('a deployment created while its config is deleted: coded 404, nothing writt
 });
 
 test('a deployment updated to a config that is deleted meanwhile: coded 404, unchanged', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const first = await createConfig(app);
     const second = await createConfig(app, { name: 'second' });
@@ -79,7 +79,7 @@ test('a deployment updated to a config that is deleted meanwhile: coded 404, unc
 });
 
 test('a deployment created in a stack that is deleted meanwhile: coded 404, no orphan', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const configId = await createConfig(app);
     await createStack(app, 'web');
@@ -100,7 +100,7 @@ test('a deployment created in a stack that is deleted meanwhile: coded 404, no o
 });
 
 test('a stack deleted while a deployment is created in it: the delete is refused with 409', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const configId = await createConfig(app);
     await createStack(app, 'web');
@@ -122,7 +122,7 @@ test('a stack deleted while a deployment is created in it: the delete is refused
 });
 
 test('a stack deleted twice at once: the second gets a coded 404', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     await createStack(app, 'web');
     const first = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
@@ -136,7 +136,7 @@ test('a stack deleted twice at once: the second gets a coded 404', async () => {
 });
 
 test('a wait condition created in a stack that is deleted meanwhile: coded 404, not a 500', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     await createStack(app, 'web');
     const deleted = beforeWrite(storeOf(app), () => app.inject({ method: 'DELETE', url: '/v1/default/stacks/web', headers: ADMIN }));
@@ -155,7 +155,7 @@ test('a wait condition created in a stack that is deleted meanwhile: coded 404, 
 });
 
 test('a heartbeat (or second delete) of a wait condition deleted meanwhile: coded 404, not a 500', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     await createStack(app, 'web');
     for (const name of ['one', 'two']) {
@@ -199,7 +199,7 @@ async function turns(count: number): Promise<void> {
 }
 
 test('creates and deletes sent together, the deletes 0..n loop turns later: no 500, no orphan', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const sharedConfig = await createConfig(app);
     // In-process, a bodiless DELETE overtakes a POST sent with it; delaying the deletes by a
@@ -251,7 +251,7 @@ test('creates and deletes sent together, the deletes 0..n loop turns later: no 5
 });
 
 test('a server or scaling group put in a stack that is deleted meanwhile: coded 404, nothing left in the stack', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     const requests = [
       { url: '/v1/default/servers', payload: { name: 'vm', stack: 'web' }, table: 'servers' as const },
@@ -277,7 +277,7 @@ test('a server or scaling group put in a stack that is deleted meanwhile: coded 
 });
 
 test('a scaling policy created while its group is deleted: coded 404, no orphan policy; a second delete is a 404', async () => {
-  const { app, done } = await testApp();
+  const { app, done } = await testApp({ background: false });
   try {
     await createStack(app, 'web');
     const group = await app.inject({
