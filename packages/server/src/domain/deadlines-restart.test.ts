@@ -59,6 +59,11 @@ test('a deadline passed during an outage waits the restart grace: a late signal 
         /^Timed out after 1 s: .*\(hearth-server was not running when the deadline passed; it waited 3 s after starting for a late result\)$/,
       );
       assert.equal((await show(late)).status, 'COMPLETE', 'the completed one stays so');
+      const timedOut = await after.inject({ url: `/v1/default/events?resource_id=${silent}`, headers: ADMIN });
+      const event = timedOut
+        .json<{ events: Array<{ type: string; data: unknown }> }>()
+        .events.find((e) => e.type === 'deployment.timed_out');
+      assert.deepEqual(event?.data, { timeout: 1, cause: 'never_signalled', server_was_down: true });
     } finally {
       await after.close();
     }

@@ -173,11 +173,17 @@ test(`${DUE} deployments due at once time out with their own reasons, one event 
       .execute();
     assert.equal(events.length, DUE, 'one timed_out event per deployment');
     assert.equal(new Set(events.map((e) => e.resource_id)).size, DUE);
-    const reasons = new Map(rows.map((row) => [row.id, row.status_reason]));
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const causes = new Set<string>();
     for (const event of events) {
-      assert.equal(event.message, reasons.get(event.resource_id));
-      assert.deepEqual(JSON.parse(event.data), { timeout: 60 });
+      const row = byId.get(event.resource_id)!;
+      assert.equal(event.message, row.status_reason);
+      // The reason as a code too, for scripts reading events.
+      const cause = !row.fetched_at ? 'never_fetched' : row.last_heartbeat_at ? 'heartbeats_stopped' : 'never_signalled';
+      causes.add(cause);
+      assert.deepEqual(JSON.parse(event.data), { timeout: 60, cause, server_was_down: false });
     }
+    assert.equal(causes.size, 3, 'every cause was seen');
     const untouched = await store.reader
       .selectFrom('software_deployments')
       .select(['status'])

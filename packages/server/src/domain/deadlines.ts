@@ -5,6 +5,15 @@ import { topics, type Feed } from '../feed/feed.ts';
 import { deploymentEvent } from './deployment-rows.ts';
 import { TaskHealth } from './task-health.ts';
 
+/** Why a deployment timed out, for scripts: the `cause` of its deployment.timed_out event's data. */
+export type TimeoutCause = 'never_fetched' | 'never_signalled' | 'heartbeats_stopped';
+
+/** Which of timeoutReason's three cases a deployment is. */
+export function timeoutCause(row: Pick<DeploymentRow, 'fetched_at' | 'last_heartbeat_at'>): TimeoutCause {
+  if (!row.fetched_at) return 'never_fetched';
+  return row.last_heartbeat_at ? 'heartbeats_stopped' : 'never_signalled';
+}
+
 /** Why a deployment timed out, in words an operator can act on. */
 export function timeoutReason(
   row: Pick<DeploymentRow, 'server_id' | 'timeout_s' | 'fetched_at' | 'last_heartbeat_at'>,
@@ -140,6 +149,9 @@ export class DeadlineWatcher {
     await this.store.write(async ({ trx, now, event, publish }) => {
       const held = this.heldBefore(Date.parse(now));
       const startedAt = new Date(this.startedAt).toISOString();
+      /** Whether the deadline passed before this process started (and so was held for the restart grace). */
+      const downAtDeadline = (row: { deadline_at: string | null }) =>
+        this.restartGraceMs > 0 && row.deadline_at !== null && row.deadline_at < startedAt;
       const expired = await trx
         .selectFrom('software_deployments')
         .select(['id', 'project_id', 'server_id', 'timeout_s', 'fetched_at', 'last_heartbeat_at', 'deadline_at'])
@@ -156,10 +168,9 @@ export class DeadlineWatcher {
         expired.map((row) => {
           const reason = timeoutReason(row, this.lastSeen(row.server_id, stored.get(row.server_id) ?? null));
           // Said, so that nobody looks for a fault on the VM first.
-          const outage =
-            this.restartGraceMs > 0 && row.deadline_at !== null && row.deadline_at < startedAt
-              ? ` (hearth-server was not running when the deadline passed; it waited ${Math.round(this.restartGraceMs / 1000)} s after starting for a late result)`
-              : '';
+          const outage = downAtDeadline(row)
+            ? ` (hearth-server was not running when the deadline passed; it waited ${Math.round(this.restartGraceMs / 1000)} s after starting for a late result)`
+            : '';
           return [row.id, `${reason}${outage}`];
         }),
       );
@@ -180,7 +191,9 @@ export class DeadlineWatcher {
       const changed = new Set(failed.map((row) => row.id));
       for (const row of expired) {
         if (!changed.has(row.id)) continue;
-        event(deploymentEvent(row, 'deployment.timed_out', reasons.get(row.id)!, { timeout: row.timeout_s }));
+        // The cause as a code too: `hearth events --json` readers should not have to parse the sentence.
+        const data = { timeout: row.timeout_s, cause: timeoutCause(row), server_was_down: downAtDeadline(row) };
+        event(deploymentEvent(row, 'deployment.timed_out', reasons.get(row.id)!, data));
         publish(topics.deployment(row.id));
       }
     });
