@@ -3,7 +3,7 @@
 // entry's file, and an entry past its deadline is dropped. Each step is logged without secrets.
 import type { Logger } from '@hearth/agent-kit';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
-import type { Outbox, OutboxEntry } from './outbox.ts';
+import { isCannotWrite, type Outbox, type OutboxEntry } from './outbox.ts';
 import { deliverEntry, type DeliveryOptions } from './transports.ts';
 
 /** What became of an entry after an attempt (or a look at it). */
@@ -42,6 +42,19 @@ export function entryFields(entry: OutboxEntry): Record<string, unknown> {
   return { entry: entry.id, deployment: entry.deploymentId, transport: entry.route.transport, attempts: entry.attempts };
 }
 
+/** Removes a settled entry; a disk that takes no writes leaves it for a later pass, where the server answers a duplicate. */
+function forget(ctx: AttemptContext, entry: OutboxEntry): void {
+  try {
+    ctx.outbox.remove(entry.id);
+  } catch (error) {
+    if (!isCannotWrite(error)) throw error;
+    ctx.log.warn('could not remove a settled entry from the outbox (read-only disk)', {
+      ...entryFields(entry),
+      error: (error as Error).message,
+    });
+  }
+}
+
 /**
  * Makes one attempt on the entry `id` while holding its lock, and records the outcome. An entry
  * more than `lateMs` past its deadline is dropped, unless it was never tried: the first attempt is
@@ -57,7 +70,7 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     if (!entry) return { state: 'gone' };
     const fields = entryFields(entry);
     if (entry.attempts > 0 && now() > Date.parse(entry.deadline) + (ctx.lateMs ?? DEFAULT_LATE_MS)) {
-      outbox.remove(id);
+      forget(ctx, entry);
       log.error('dropping a signal that was never acknowledged: the deployment deadline has passed', {
         ...fields,
         deadline: entry.deadline,
@@ -68,18 +81,24 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     const outcome = await deliverEntry(entry, ctx);
     const attempts = entry.attempts + 1;
     if (outcome.result === 'delivered') {
-      outbox.remove(id);
+      forget(ctx, entry);
       log.info('signal delivered', { ...fields, attempts, status: outcome.status, reply: outcome.detail });
       return { state: 'delivered', status: outcome.status };
     }
     if (outcome.result === 'rejected') {
-      outbox.remove(id);
+      forget(ctx, entry);
       log.error('signal rejected; it will not be sent again', { ...fields, attempts, status: outcome.status, reason: outcome.reason });
       return { state: 'rejected', status: outcome.status, reason: outcome.reason };
     }
     const delay = backoffDelayMs(attempts, ctx.backoff ?? DEFAULT_BACKOFF, ctx.random, outcome.retryAfterMs);
     const nextAttemptAt = now() + delay;
-    await outbox.save({ ...entry, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
+    try {
+      await outbox.save({ ...entry, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
+    } catch (error) {
+      if (!isCannotWrite(error)) throw error;
+      // The entry stays queued with its old state; the caller waits nextAttemptAt all the same.
+      log.warn('could not record the attempt in the outbox (disk full or read-only)', { ...fields, error: (error as Error).message });
+    }
     log.warn('signal not delivered; queued for another attempt', {
       ...fields,
       attempts,

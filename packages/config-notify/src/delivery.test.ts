@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
 import { attemptEntry, type AttemptContext } from './attempt.ts';
 import { drainOutbox } from './drain.ts';
@@ -315,6 +315,32 @@ test('an entry locked by another live process is skipped, not sent twice at once
   }
 });
 
+test('a lock left before this boot is taken over even when its pid lives again; a lock of this boot is not', async () => {
+  const fake = await startFake(() => ({ status: 200 }));
+  try {
+    const { outbox, ctx } = setup();
+    const entry = await queue(ctx, hearthInputs(fake.url), {});
+    // A notifier killed during delivery, then a reboot: the pid in its lock now names a live process (here, this one).
+    const lockFile = join(outbox.dir, `.${entry.id}.lock`);
+    writeFileSync(lockFile, `${process.pid}\n0123456789abcdef\n`);
+    const beforeBoot = new Date(Date.now() - uptime() * 1000 - 3_600_000);
+    utimesSync(lockFile, beforeBoot, beforeBoot);
+    assert.equal((await attemptEntry(entry.id, ctx)).state, 'delivered');
+    assert.equal(fake.requests.length, 1);
+    assert.deepEqual(readdirSync(outbox.dir), [], 'no lock, guard or entry left');
+
+    // The same lock written after the boot is a live process's: left alone.
+    const next = await queue(ctx, hearthInputs(fake.url), { deploy_stdout: 'second' });
+    const liveLock = join(outbox.dir, `.${next.id}.lock`);
+    writeFileSync(liveLock, `${process.pid}\n0123456789abcdef\n`);
+    assert.deepEqual(await attemptEntry(next.id, ctx), { state: 'busy' });
+    assert.ok(existsSync(liveLock));
+    assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
 test('TEMP_URL_SIGNAL PUTs the body; 201 is delivered', async () => {
   const fake = await startFake(() => ({ status: 201 }));
   try {
@@ -401,6 +427,49 @@ test('HEAT_SIGNAL: keystone v3 password auth, then the resource signal with the 
     assert.equal(fake.requests[3]!.headers['x-auth-token'], 'tok-123');
     assert.equal(fake.requests[3]!.body.toString(), '{"deploy_stdout":"done","deploy_status_code":0}');
     assert.doesNotMatch(logger.text(), /"pw"|tok-123/, 'no password or token in the log');
+  } finally {
+    await fake.close();
+  }
+});
+
+test('a signal of an earlier action queued behind a newer one is dropped, not sent first to settle the new action', async () => {
+  const fake = await keystoneAndHeat(() => 200);
+  try {
+    const { outbox, logger, ctx } = setup();
+    // The server was down through an update: the old action's result (derived config ...a1) is still queued
+    // when the new action's (...a2) is. CFN URLs and Heat resources stay the same across actions.
+    const cfn = { deploy_signal_id: `${fake.url}/v1/signal/arn%3Aopenstack%3Aheat%3A%3Ap%3Astacks/web/5b6c/resources/dep?Signature=s` };
+    const oldCfn = await queue(ctx, cfn, { deploy_status_code: 0, result: 'old' }, { id: 'c0ffee00-0000-4000-8000-0000000000a1' });
+    const oldHeat = await queue(ctx, heatInputs(fake.url), { result: 'old' }, { id: 'c0ffee00-0000-4000-8000-0000000000a1' });
+    // Another deployment's signal and the same action's are not touched.
+    const other = await queue(ctx, hearthInputs(fake.url), { result: 'other' }, { id: 'c0ffee00-0000-4000-8000-0000000000b1' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const newCfn = await queue(ctx, cfn, { deploy_status_code: 0, result: 'new' }, { id: 'c0ffee00-0000-4000-8000-0000000000a2' });
+    const newHeat = await queue(ctx, heatInputs(fake.url), { result: 'new' }, { id: 'c0ffee00-0000-4000-8000-0000000000a2' });
+    assert.deepEqual(
+      outbox
+        .list()
+        .entries.map((entry) => entry.id)
+        .sort(),
+      [other.id, newCfn.id, newHeat.id].sort(),
+    );
+    const dropped = logger.lines.filter((line) => String(line.msg).startsWith('dropping the queued signal of an earlier action'));
+    assert.deepEqual(
+      dropped.map((line) => [line.entry, line.supersededBy]),
+      [
+        [oldCfn.id, newCfn.id],
+        [oldHeat.id, newHeat.id],
+      ],
+    );
+    assert.doesNotMatch(logger.text(), /Signature=s|"pw"/);
+
+    assert.deepEqual(await drainOutbox(ctx), { delivered: 3, rejected: 0, expired: 0, queued: 0 });
+    const signals = fake.requests.filter((request) => !request.url.includes('/auth/tokens'));
+    assert.deepEqual(signals.map((request) => (JSON.parse(request.body.toString()) as { result: string }).result).sort(), [
+      'new',
+      'new',
+      'other',
+    ]);
   } finally {
     await fake.close();
   }

@@ -73,6 +73,8 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
   const capMs = (ctx.backoff ?? DEFAULT_BACKOFF).capMs;
   const summary: DrainSummary = { delivered: 0, rejected: 0, expired: 0, queued: 0 };
   const reported = new Set<string>();
+  // When each entry this drain retried is due: its file says so too, unless the disk took no write.
+  const notBefore = new Map<string, number>();
   ctx.outbox.ensureDir();
   const watcher = mode === 'follow' ? dirWatcher(ctx.outbox.dir) : undefined;
   try {
@@ -83,6 +85,8 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
         if (!reported.has(bad.file)) ctx.log.error('cannot read an outbox entry; leaving it for an operator', { ...bad });
         reported.add(bad.file);
       }
+      const listed = new Set(entries.map((entry) => entry.id));
+      for (const id of notBefore.keys()) if (!listed.has(id)) notBefore.delete(id); // settled elsewhere
       let nextDue = Infinity;
       let remaining = 0;
       for (const [index, entry] of entries.entries()) {
@@ -90,7 +94,7 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
           remaining += entries.length - index; // not attempted: still queued
           break;
         }
-        const at = Date.parse(entry.nextAttemptAt);
+        const at = Math.max(Date.parse(entry.nextAttemptAt), notBefore.get(entry.id) ?? -Infinity);
         // An attempt time further away than the cap means the clock went back (or a bad file): try now.
         const due = !(at > now()) || at - now() > capMs;
         if (!due) {
@@ -100,9 +104,11 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
         }
         const result = await attemptEntry(entry.id, ctx);
         count(summary, result);
+        notBefore.delete(entry.id);
         if (result.state === 'queued') {
           remaining += 1;
           nextDue = Math.min(nextDue, result.nextAttemptAt);
+          notBefore.set(entry.id, result.nextAttemptAt);
         } else if (result.state === 'busy') {
           remaining += 1;
           nextDue = Math.min(nextDue, now() + 1000);

@@ -4,8 +4,9 @@
 // next attempt time), so whoever delivers it next, after a restart or a reboot, resumes there.
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
+import { acquireLock, isProcessAlive, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
 import type { SignalRoute } from './route.ts';
 
 /** One queued signal, as stored in `<outboxDir>/<id>.json`. */
@@ -33,10 +34,17 @@ export interface OutboxEntry {
   lastError: string | null;
 }
 
+/** Where a route's signal lands: its URL, or for HEAT_SIGNAL the keystone, stack and resource. */
+export function routeTarget(route: SignalRoute): string {
+  return route.transport === 'HEAT_SIGNAL' ? `${route.authUrl} ${route.stackId} ${route.resourceName}` : route.url;
+}
+
 /** The stable id of a signal: the same deployment, route and body always give the same id. */
 export function entryId(deploymentId: string, route: SignalRoute, body: string): string {
-  const where = route.transport === 'HEAT_SIGNAL' ? `${route.authUrl} ${route.stackId} ${route.resourceName}` : route.url;
-  return createHash('sha256').update(`${deploymentId}\n${route.transport}\n${where}\n${body}`).digest('hex').slice(0, 40);
+  return createHash('sha256')
+    .update(`${deploymentId}\n${route.transport}\n${routeTarget(route)}\n${body}`)
+    .digest('hex')
+    .slice(0, 40);
 }
 
 /** Whether a parsed file looks like an entry this version can deliver. */
@@ -53,6 +61,68 @@ function isEntry(value: unknown): value is OutboxEntry {
     typeof entry.nextAttemptAt === 'string' &&
     typeof entry.deadline === 'string'
   );
+}
+
+/** Errors of a disk that takes no more writes: full, over quota, or remounted read-only. */
+export function isCannotWrite(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS';
+}
+
+/**
+ * Removes a lock file written before this boot. Its pid is dead, but it may name a live process
+ * again after a reboot (pids restart low, and the daemon often gets the same one), which would hold
+ * the entry "busy" for ever. Done under the takeover guard agent-kit's lock uses for stale locks, so
+ * a lock another process takes meanwhile is never the one removed. (A clock stepped forward since a
+ * live lock was taken makes it look old too: at worst one duplicate send, acknowledged as one.)
+ */
+async function removeLockOfEarlierBoot(path: string): Promise<void> {
+  const bootedAtMs = Date.now() - uptime() * 1000;
+  const isOld = (): boolean => {
+    try {
+      return statSync(path).mtimeMs < bootedAtMs;
+    } catch {
+      return false; // no lock file: nothing to do
+    }
+  };
+  if (!isOld()) return;
+  let guard: Lock;
+  try {
+    guard = await acquireLock(`${path}.takeover`, { wait: true, timeoutMs: 5000 });
+  } catch {
+    return; // busy or not writable: acquireLock then reports the lock as it is
+  }
+  try {
+    if (isOld()) unlinkSync(path);
+  } catch {
+    // Gone meanwhile: fine.
+  } finally {
+    await guard.release();
+  }
+}
+
+/**
+ * The files agent-kit's lock writes before linking them into place (`.<id>.lock.<pid>.<hex>.new`,
+ * `.<id>.lock.takeover.<pid>.<hex>.new`): a write that failed for want of space leaves one, empty.
+ */
+function removeLockTempFiles(dir: string, id: string): void {
+  const prefix = `.${id}.lock.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const writer = /^(?:takeover\.)?(\d+)\.[0-9a-f]{12}\.new$/.exec(name.slice(prefix.length))?.[1];
+    if (writer === undefined || (Number(writer) !== process.pid && isProcessAlive(Number(writer)))) continue;
+    try {
+      unlinkSync(join(dir, name));
+    } catch {
+      // Gone already: fine.
+    }
+  }
 }
 
 /** An entry file that could not be read: left in place for an operator, reported once per listing. */
@@ -140,13 +210,22 @@ export class Outbox {
     return { entries, unreadable };
   }
 
-  /** Locks one entry for delivery; undefined when another process is delivering it right now. */
+  /**
+   * Locks one entry for delivery; undefined when another process is delivering it right now. Where no
+   * lock file can be written (a full or read-only disk) the entry is delivered unlocked: at worst two
+   * processes send it at once, which the server acknowledges as one signal (same Idempotency-Key or
+   * body), while failing would keep every queued signal from going out.
+   */
   async lock(id: string): Promise<Lock | undefined> {
+    const path = join(this.dir, `.${id}.lock`);
+    await removeLockOfEarlierBoot(path);
     try {
-      return await acquireLock(join(this.dir, `.${id}.lock`));
+      return await acquireLock(path);
     } catch (error) {
       if (error instanceof LockBusyError) return undefined;
-      throw error;
+      if (!isCannotWrite(error)) throw error;
+      removeLockTempFiles(this.dir, id);
+      return { path, release: () => Promise.resolve() };
     }
   }
 

@@ -1,6 +1,7 @@
 // A deployment and its signal data -> an entry in the outbox, durably, before any attempt.
 import type { Logger } from '@hearth/agent-kit';
-import { entryId, type Outbox, type OutboxEntry } from './outbox.ts';
+import { entryFields } from './attempt.ts';
+import { entryId, routeTarget, type Outbox, type OutboxEntry } from './outbox.ts';
 import { signalRoute, type DeploymentInfo } from './route.ts';
 import { acceptedStatusCode } from './status-code.ts';
 import { DEFAULT_MAX_BODY_BYTES, fitSignalBody, type BodyCut } from './trim.ts';
@@ -89,5 +90,34 @@ export async function queueSignal(
     nextAttemptAt: createdAt,
     lastError: null,
   };
-  return options.outbox.put(entry);
+  const queued = await options.outbox.put(entry);
+  // Queued: whatever happens while tidying up, this signal is not to be handed over again.
+  await dropSuperseded(queued, options).catch((error: unknown) =>
+    options.log.warn('could not look for queued signals of earlier actions', { deployment: info.id, error: (error as Error).message }),
+  );
+  return queued;
+}
+
+/**
+ * Removes the queued signals of earlier actions of the same deployment: the same target (a CFN URL,
+ * a Heat resource) but another derived config id. Sent after this one they would be refused; sent
+ * first, as the older entries are, the server (which cannot tell actions apart on those URLs) would
+ * settle the new action with the old action's result. One being sent right now is left alone.
+ */
+async function dropSuperseded(newer: OutboxEntry, options: QueueOptions): Promise<void> {
+  const target = routeTarget(newer.route);
+  for (const older of options.outbox.list().entries) {
+    if (older.deploymentId === newer.deploymentId || older.createdAt > newer.createdAt || routeTarget(older.route) !== target) continue;
+    const lock = await options.outbox.lock(older.id);
+    if (!lock) continue;
+    try {
+      options.outbox.remove(older.id);
+    } finally {
+      await lock.release();
+    }
+    options.log.warn('dropping the queued signal of an earlier action of this deployment: a newer action replaces it', {
+      ...entryFields(older),
+      supersededBy: newer.id,
+    });
+  }
 }
