@@ -167,3 +167,42 @@ test('acquireLock reports errors other than a busy lock as they are', async (t) 
     (error: NodeJS.ErrnoException) => !(error instanceof LockBusyError) && Boolean(error.code),
   );
 });
+
+const thisBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+
+test('the lock file names this boot; a lock of an earlier boot is stale even when its pid lives again', async (t) => {
+  const path = join(tempDir(t), 'agent.lock');
+  const lock = await acquireLock(path);
+  assert.match(readFileSync(path, 'utf8'), new RegExp(`^boot ${thisBoot}$`, 'm'));
+  await lock.release();
+  // Killed while holding it, then a reboot: pids start over, and this pid is alive now.
+  writeFileSync(path, `${process.pid}\n0123456789abcdef\nboot 00000000-0000-4000-8000-000000000000\n`);
+  const taken = await acquireLock(path);
+  assert.match(readFileSync(path, 'utf8'), new RegExp(`^boot ${thisBoot}$`, 'm'));
+  await taken.release();
+  // The same pid with this boot's id is a live holder.
+  writeFileSync(path, `${process.pid}\n0123456789abcdef\nboot ${thisBoot}\n`);
+  await assert.rejects(acquireLock(path), LockBusyError);
+  // Without a boot line (an older version's lock) the pid alone decides, as before.
+  writeFileSync(path, `${process.pid}\n0123456789abcdef\n`);
+  await assert.rejects(acquireLock(path), LockBusyError);
+});
+
+test('a lock that cannot be written on a full disk fails with ENOSPC and leaves no file behind', (t) => {
+  const probe = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /mnt'], {
+    timeout: 10_000,
+  });
+  if (probe.status !== 0) return t.skip('cannot mount a tmpfs in a user namespace here');
+  const mount = tempDir(t);
+  const lockTs = new URL('./lock.ts', import.meta.url).pathname;
+  const program = `import(${JSON.stringify(lockTs)}).then((m) => m.acquireLock(process.argv[1])).then(() => console.log('locked'), (e) => console.log('error', e.code))`;
+  const script = [
+    `mount -t tmpfs -o size=64k tmpfs '${mount}'`,
+    `dd if=/dev/zero of='${mount}/fill' bs=4k 2>/dev/null; df '${mount}' | grep -q ' 100% ' || exit 99`,
+    `'${process.execPath}' --import tsx -e "${program.replace(/"/g, '\\"')}" '${mount}/agent.lock'`,
+    `ls -A '${mount}'`,
+  ].join('\n');
+  const run = spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(run.stdout.trim().split('\n'), ['error ENOSPC', 'fill']);
+});

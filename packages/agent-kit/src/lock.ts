@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, readFileSync } from 'node:fs';
 import { link, mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { isProcessAlive } from './process-tree.ts';
@@ -49,6 +49,35 @@ export class LockBusyError extends Error {
  */
 const UNNAMED_LOCK_GRACE_MS = 250;
 
+/** Where Linux tells this boot's id (a fresh UUID at every boot). */
+const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
+
+let bootId: string | undefined | null = null;
+
+/** This boot's id, read once; undefined where the kernel does not tell it. */
+function currentBootId(): string | undefined {
+  if (bootId === null) {
+    try {
+      bootId = /^[0-9a-f-]{36}$/.exec(readFileSync(BOOT_ID_FILE, 'utf8').trim())?.[0];
+    } catch {
+      bootId = undefined;
+    }
+  }
+  return bootId;
+}
+
+/**
+ * Whether the lock file was written during an earlier boot (its `boot ...` line names another boot
+ * id). Its pid then means nothing: pids start over at a reboot, and a daemon started early often gets
+ * the same one again, so "is that pid alive" would keep a dead holder's lock busy for ever. The boot
+ * id, not the file's time, decides: a clock stepped at boot would make a fresh lock look old.
+ */
+function writtenBeforeThisBoot(content: string): boolean {
+  const written = /^boot ([0-9a-f-]{36})$/m.exec(content)?.[1];
+  const current = currentBootId();
+  return written !== undefined && current !== undefined && written !== current;
+}
+
 /** The pid in a lock file's first line (`1234`), or in os-refresh-config's `Locked by pid==1234 at ...`. */
 function holderPid(content: string): number | undefined {
   const match = /^\s*(\d+)\s*$/m.exec(content.split('\n')[0] ?? '') ?? /pid==(\d+)/.exec(content);
@@ -64,7 +93,13 @@ function holderPid(content: string): number | undefined {
  */
 async function tryCreate(path: string, content: string): Promise<boolean> {
   const own = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.new`;
-  await writeFile(own, content, { mode: 0o644, flag: 'wx' });
+  try {
+    await writeFile(own, content, { mode: 0o644, flag: 'wx' });
+  } catch (error) {
+    // A full disk fails the write after the create: leave no empty file of ours behind.
+    await unlink(own).catch(() => undefined);
+    throw error;
+  }
   try {
     await link(own, path);
     return true;
@@ -132,21 +167,23 @@ async function removeStale(path: string, staleContent: string, content: string):
 }
 
 /**
- * Takes the lock file at `path` (created with O_EXCL, holding this process's pid). A lock whose pid is
- * dead is stale and taken over. Busy: throws LockBusyError at once, or with `wait` polls until free
+ * Takes the lock file at `path` (created with O_EXCL, holding this process's pid and the boot id). A
+ * lock whose pid is dead, or that was written before this boot, is stale and taken over. Busy: throws LockBusyError at once, or with `wait` polls until free
  * (or `timeoutMs`). Creates the parent directory if missing.
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
   const started = Date.now();
   const pollIntervalMs = options.pollIntervalMs ?? 100;
-  const content = `${process.pid}\n${randomBytes(8).toString('hex')}\n`;
+  const boot = currentBootId();
+  const content = `${process.pid}\n${randomBytes(8).toString('hex')}\n${boot === undefined ? '' : `boot ${boot}\n`}`;
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   for (;;) {
     if (await tryCreate(path, content)) return heldLock(path, content);
     const holder = await readHolder(path);
     if (holder === undefined) continue;
     const pid = holderPid(holder.content);
-    const stale = pid === undefined ? holder.ageMs > UNNAMED_LOCK_GRACE_MS : !isProcessAlive(pid);
+    const stale =
+      writtenBeforeThisBoot(holder.content) || (pid === undefined ? holder.ageMs > UNNAMED_LOCK_GRACE_MS : !isProcessAlive(pid));
     if (stale) {
       if (!(await removeStale(path, holder.content, content))) await sleep(5);
       continue;

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir, uptime } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { attemptEntry, type AttemptContext } from './attempt.ts';
 import { drainOutbox } from './drain.ts';
@@ -322,9 +322,7 @@ test('a lock left before this boot is taken over even when its pid lives again; 
     const entry = await queue(ctx, hearthInputs(fake.url), {});
     // A notifier killed during delivery, then a reboot: the pid in its lock now names a live process (here, this one).
     const lockFile = join(outbox.dir, `.${entry.id}.lock`);
-    writeFileSync(lockFile, `${process.pid}\n0123456789abcdef\n`);
-    const beforeBoot = new Date(Date.now() - uptime() * 1000 - 3_600_000);
-    utimesSync(lockFile, beforeBoot, beforeBoot);
+    writeFileSync(lockFile, `${process.pid}\n0123456789abcdef\nboot 00000000-0000-4000-8000-000000000000\n`);
     assert.equal((await attemptEntry(entry.id, ctx)).state, 'delivered');
     assert.equal(fake.requests.length, 1);
     assert.deepEqual(readdirSync(outbox.dir), [], 'no lock, guard or entry left');
@@ -332,7 +330,7 @@ test('a lock left before this boot is taken over even when its pid lives again; 
     // The same lock written after the boot is a live process's: left alone.
     const next = await queue(ctx, hearthInputs(fake.url), { deploy_stdout: 'second' });
     const liveLock = join(outbox.dir, `.${next.id}.lock`);
-    writeFileSync(liveLock, `${process.pid}\n0123456789abcdef\n`);
+    writeFileSync(liveLock, `${process.pid}\n0123456789abcdef\nboot ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()}\n`);
     assert.deepEqual(await attemptEntry(next.id, ctx), { state: 'busy' });
     assert.ok(existsSync(liveLock));
     assert.equal(fake.requests.length, 1);

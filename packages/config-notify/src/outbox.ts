@@ -4,9 +4,8 @@
 // next attempt time), so whoever delivers it next, after a restart or a reboot, resumes there.
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { acquireLock, isProcessAlive, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
+import { acquireLock, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
 import type { SignalRoute } from './route.ts';
 
 /** One queued signal, as stored in `<outboxDir>/<id>.json`. */
@@ -67,62 +66,6 @@ function isEntry(value: unknown): value is OutboxEntry {
 export function isCannotWrite(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EROFS';
-}
-
-/**
- * Removes a lock file written before this boot. Its pid is dead, but it may name a live process
- * again after a reboot (pids restart low, and the daemon often gets the same one), which would hold
- * the entry "busy" for ever. Done under the takeover guard agent-kit's lock uses for stale locks, so
- * a lock another process takes meanwhile is never the one removed. (A clock stepped forward since a
- * live lock was taken makes it look old too: at worst one duplicate send, acknowledged as one.)
- */
-async function removeLockOfEarlierBoot(path: string): Promise<void> {
-  const bootedAtMs = Date.now() - uptime() * 1000;
-  const isOld = (): boolean => {
-    try {
-      return statSync(path).mtimeMs < bootedAtMs;
-    } catch {
-      return false; // no lock file: nothing to do
-    }
-  };
-  if (!isOld()) return;
-  let guard: Lock;
-  try {
-    guard = await acquireLock(`${path}.takeover`, { wait: true, timeoutMs: 5000 });
-  } catch {
-    return; // busy or not writable: acquireLock then reports the lock as it is
-  }
-  try {
-    if (isOld()) unlinkSync(path);
-  } catch {
-    // Gone meanwhile: fine.
-  } finally {
-    await guard.release();
-  }
-}
-
-/**
- * The files agent-kit's lock writes before linking them into place (`.<id>.lock.<pid>.<hex>.new`,
- * `.<id>.lock.takeover.<pid>.<hex>.new`): a write that failed for want of space leaves one, empty.
- */
-function removeLockTempFiles(dir: string, id: string): void {
-  const prefix = `.${id}.lock.`;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const writer = /^(?:takeover\.)?(\d+)\.[0-9a-f]{12}\.new$/.exec(name.slice(prefix.length))?.[1];
-    if (writer === undefined || (Number(writer) !== process.pid && isProcessAlive(Number(writer)))) continue;
-    try {
-      unlinkSync(join(dir, name));
-    } catch {
-      // Gone already: fine.
-    }
-  }
 }
 
 /** An entry file that could not be read: left in place for an operator, reported once per listing. */
@@ -218,13 +161,11 @@ export class Outbox {
    */
   async lock(id: string): Promise<Lock | undefined> {
     const path = join(this.dir, `.${id}.lock`);
-    await removeLockOfEarlierBoot(path);
     try {
       return await acquireLock(path);
     } catch (error) {
       if (error instanceof LockBusyError) return undefined;
       if (!isCannotWrite(error)) throw error;
-      removeLockTempFiles(this.dir, id);
       return { path, release: () => Promise.resolve() };
     }
   }
