@@ -27,8 +27,14 @@ test('a control file sets mode, owner, group and allow_empty', () => {
     uid: 0,
     gid: 0,
   });
-  assert.deepEqual(control("owner: '0'\n"), { allowEmpty: true, uid: 0 });
   assert.deepEqual(control(''), { allowEmpty: true });
+});
+
+test('a mapping indented as a whole reads as PyYAML reads it; keys at two columns do not', () => {
+  assert.deepEqual(control('  # indented\n  mode: 0600\n\n  allow_empty: false\n'), { allowEmpty: false, mode: 0o600 });
+  assert.throws(() => control('  mode: 0600\nallow_empty: false\n'), /unsupported YAML line/);
+  assert.throws(() => control('mode: 0600\n  allow_empty: false\n'), /unsupported YAML line/);
+  assert.throws(() => control('  just a string\n'), /header is not a dict/);
 });
 
 test('bad control files fail with the original messages', () => {
@@ -40,6 +46,9 @@ test('bad control files fail with the original messages', () => {
   assert.throws(() => control('owner: no-such-user-hearth\n'), /owner 'no-such-user-hearth' not found in passwd database/);
   assert.throws(() => control('group: 4000000\n'), /group '4000000' not found in group database/);
   assert.throws(() => control('owner: true\n'), /owner 'True' must be a string or int/);
+  // A quoted number is a name, as for getpwnam: no user is called '0'.
+  assert.throws(() => control("owner: '0'\n"), /owner '0' not found in passwd database/);
+  assert.throws(() => control("group: '0'\n"), /group '0' not found in group database/);
   assert.throws(() => control('just a string\n'), /header is not a dict/);
   assert.throws(() => control('mode: {a: 1}\n'), /unsupported YAML value/);
 });

@@ -2,7 +2,7 @@
 // reads them with YAML 1.1 rules, so `mode: 0644` is octal and `yes`/`off` are booleans; this
 // reads the same flat `key: value` documents with the same scalar rules.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { ApplyConfigError } from './errors.ts';
 
 /** What a control file says about one output file. */
@@ -62,12 +62,17 @@ function scalar(raw: string, where: string): Scalar {
 export function parseControlYaml(text: string, where: string): Map<string, Scalar> | null {
   const entries = new Map<string, Scalar>();
   let sawScalarDocument = false;
-  for (const rawLine of text.split(/\r?\n/)) {
+  // PyYAML reads a mapping indented as a whole the same; its keys must all sit at the first key's column.
+  let indent: string | undefined;
+  // PyYAML skips a leading BOM; Python's text-mode open() reads \r\n and a lone \r as \n.
+  for (const rawLine of text.replace(/^\uFEFF/, '').split(/\r\n?|\n/)) {
     const line = rawLine.replace(/(^|\s)#.*$/, '').trimEnd();
     if (line.trim() === '' || line === '---' || line === '...') continue;
-    const match = /^([^\s:#'"][^:]*?)\s*:(?:\s+(.*))?$/.exec(line);
+    indent ??= /^ */.exec(line)?.[0] ?? '';
+    const unindented = line.startsWith(indent) ? line.slice(indent.length) : line;
+    const match = line.startsWith(indent) ? /^([^\s:#'"][^:]*?)\s*:(?:\s+(.*))?$/.exec(unindented) : null;
     if (!match) {
-      if (entries.size === 0 && !/^\s/.test(line)) {
+      if (entries.size === 0 && !/^\s/.test(unindented)) {
         sawScalarDocument = true;
         continue;
       }
@@ -100,7 +105,9 @@ function lookupId(database: 'passwd' | 'group', file: string, name: string, byId
   }
   try {
     const entry = execFileSync('getent', [database, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const id = entry.split(':')[2];
+    const [entryName, , id] = entry.split(':');
+    // getent also takes a number for a name; getpwnam('0') (a quoted `owner: '0'`) finds nothing.
+    if (!byId && entryName !== name) return undefined;
     return id === undefined || id === '' ? undefined : Number(id);
   } catch {
     return undefined;
@@ -136,14 +143,23 @@ export function fileControl(entries: Map<string, Scalar> | null): FileControl {
   return control;
 }
 
-/** Reads `<template>.oac` if it exists; the defaults otherwise. */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Reads `<template>.oac` if it is a file (or a symlink to one), as the original's os.path.isfile; the defaults otherwise. */
 export function readFileControl(controlPath: string): FileControl {
+  // A directory or FIFO of that name is not a control file: reading it would fail or block.
+  if (!isFile(controlPath)) return { allowEmpty: true };
   let text: string;
   try {
     text = readFileSync(controlPath, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { allowEmpty: true };
-    throw error;
+    throw new ApplyConfigError(`Could not read control file ${controlPath}: ${(error as Error).message}`);
   }
   return fileControl(parseControlYaml(text, controlPath));
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -74,6 +74,47 @@ test('an existing file keeps its mode; allow_empty false deletes an empty result
   assert.ok(!existsSync(join(root, 'out/never')));
   assert.match(result.logs, /deleting .*gone/);
   assert.match(result.logs, /not creating empty .*never/);
+});
+
+test('a symlink to a directory under the templates is not entered (as os.walk), even one that loops', () => {
+  const root = workspace({ 'etc/app.conf': 'v={{v}}', 'elsewhere/other.conf': 'other' }, { 'm.json': '{"v": 1}' });
+  const templates = join(root, 'templates/etc');
+  symlinkSync('../elsewhere', join(templates, 'linked'));
+  symlinkSync('..', join(templates, 'loop'));
+  writeFileSync(join(root, 'file'), 'via a file symlink {{v}}');
+  symlinkSync(join(root, 'file'), join(templates, 'file-link'));
+  const result = run(['-t', templates, '-o', join(root, 'out'), '-m', join(root, 'm.json')]);
+  assert.equal(result.code, 0, result.logs);
+  assert.deepEqual(readdirSync(join(root, 'out')).sort(), ['app.conf', 'file-link']);
+  assert.equal(readFileSync(join(root, 'out/file-link'), 'utf8'), 'via a file symlink 1');
+});
+
+test('a .oac that is not a file (here a directory) is ignored, as the original checks os.path.isfile', () => {
+  const root = workspace({ a: 'a', b: 'b', 'b.oac': 'mode: 0600\n' }, { 'm.json': '{}' });
+  mkdirSync(join(root, 'templates/a.oac'));
+  const result = run(['-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json')]);
+  assert.equal(result.code, 0, result.logs);
+  assert.equal(statSync(join(root, 'out/a')).mode & 0o777, 0o644);
+  assert.equal(statSync(join(root, 'out/b')).mode & 0o777, 0o600);
+});
+
+test('templates and control files read as Python text files: CRLF and CR become LF, a template BOM is kept', () => {
+  const root = workspace(
+    {
+      'crlf.conf': '[s]\r\n{{#on}}\r\nkey = {{v}}\r\n{{/on}}\r\nold-mac\rend\r\n',
+      'bom.conf': '\uFEFFv={{v}}\n',
+      'bom.conf.oac': '\uFEFFmode: 0600\r\nallow_empty: true\r\n',
+      script: '#!/bin/sh\nprintf "\\357\\273\\277x\\r\\n"\n',
+    },
+    { 'm.json': '{"on": true, "v": 1}' },
+  );
+  chmodSync(join(root, 'templates/script'), 0o755);
+  const result = run(['-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json')]);
+  assert.equal(result.code, 0, result.logs);
+  assert.equal(readFileSync(join(root, 'out/crlf.conf'), 'utf8'), '[s]\nkey = 1\nold-mac\nend\n');
+  assert.equal(readFileSync(join(root, 'out/bom.conf'), 'utf8'), '\uFEFFv=1\n');
+  assert.equal(statSync(join(root, 'out/bom.conf')).mode & 0o777, 0o600);
+  assert.equal(readFileSync(join(root, 'out/script'), 'utf8'), '\uFEFFx\r\n', "a script's output is taken as it is");
 });
 
 test('executable templates get the metadata as JSON on stdin; a failing one aborts before anything is written', () => {

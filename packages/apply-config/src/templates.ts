@@ -26,7 +26,10 @@ export interface RenderedFile extends FileControl {
   body: string;
 }
 
-/** Every template under `root`, depth first in name order (a missing root has none). */
+/**
+ * Every template under `root`, depth first in name order (a missing root has none). As the
+ * original's os.walk, a symlink to a directory is neither entered nor a template.
+ */
 export function templatePaths(root: string): TemplateFile[] {
   const found: TemplateFile[] = [];
   const walk = (dir: string): void => {
@@ -38,8 +41,8 @@ export function templatePaths(root: string): TemplateFile[] {
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const path = join(dir, entry.name);
-      const isDir = entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(path));
-      if (isDir) walk(path);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isSymbolicLink() && isDirectory(path)) continue;
       else if (!entry.name.endsWith(CONTROL_FILE_SUFFIX)) found.push({ source: path, target: relative(root, path) });
     }
   };
@@ -79,7 +82,7 @@ export function renderExecutable(path: string, config: PyDict): string {
     );
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(stdout);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(stdout);
   } catch {
     throw new ApplyConfigError(`config script ${path} printed output that is not UTF-8`);
   }
@@ -90,7 +93,8 @@ export function renderTemplate(path: string, config: PyDict): string {
   if (isExecutableFile(path)) return renderExecutable(path, config);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path));
+    // As Python's text-mode open(): a BOM is kept as text, and \r\n or a lone \r reads as \n.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(readFileSync(path)).replace(/\r\n?/g, '\n');
   } catch (error) {
     throw new ApplyConfigError(`could not render moustache template ${path}: ${(error as Error).message}`);
   }

@@ -45,3 +45,15 @@ test('environment.d files: regular files named [0-9A-Za-z_.-]+, executable or no
   ]);
   assert.deepEqual(listEnvironmentFiles(join(root, 'nowhere')), []);
 });
+
+test('environment.d beside a symlinked phase dir is the one beside its target, as bash resolves `<dir>/..`', (t) => {
+  const root = tempDir(t);
+  const real = join(root, 'real');
+  mkdirSync(join(real, 'configure.d'), { recursive: true });
+  mkdirSync(join(real, 'environment.d'));
+  writeFileSync(join(real, 'environment.d', '10-env'), 'export FROM=real\n');
+  mkdirSync(join(root, 'base'));
+  symlinkSync(join(real, 'configure.d'), join(root, 'base', 'configure.d'));
+  const dir = join(root, 'base', 'configure.d');
+  assert.deepEqual(listEnvironmentFiles(dir), [`${dir}/../environment.d/10-env`]);
+});

@@ -63,8 +63,10 @@ export function listEnvironmentFiles(dir: string): string[] {
   } catch {
     return [];
   }
+  // Not path.join: it would drop `<dir>/..` by spelling, where the kernel (and bash) go up from where a symlinked `dir` points.
   return names
-    .filter((name) => ENVIRONMENT_FILE_NAME.test(name) && isRegularFile(join(environmentDir, name)))
-    .sort(compareBytes)
-    .map((name) => `${environmentDir}/${name}`);
+    .map((name) => ({ name, path: `${environmentDir}/${name}` }))
+    .filter(({ name, path }) => ENVIRONMENT_FILE_NAME.test(name) && isRegularFile(path))
+    .sort((a, b) => compareBytes(a.name, b.name))
+    .map(({ path }) => path);
 }
