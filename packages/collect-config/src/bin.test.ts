@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './test-support/fixtures.ts';
 
@@ -101,4 +101,64 @@ test('the re-exec log line (SIGHUP) shows credential flags as ***, never their v
   const line = stderr.split('\n').find((entry) => entry.includes('Re-executing'))!;
   assert.match(line, /--hearth-secret-access-key \*\*\* --heat-password=\*\*\* local/);
   assert.doesNotMatch(stderr, /S3CR3T/);
+});
+
+test('every flag the original lists in --help is accepted (the oslo.log ones and its underscore spellings included)', () => {
+  const root = tempDir();
+  const flags: string[][] = [
+    ['--cfn-ca_certificate', '/ca.pem'],
+    ['--keystone-cache_dir', '/k'],
+    ['--keystone-cache_ttl', '5'],
+    ['--zaqar-nouse-websockets'],
+    ['--zaqar-nossl-certificate-validation'],
+    ['--nodebug'],
+    ['--use-syslog'],
+    ['--nouse-syslog'],
+    ['--use-journal'],
+    ['--nouse-journal'],
+    ['--use-json'],
+    ['--nouse-json'],
+    ['--watch-log-file'],
+    ['--nowatch-log-file'],
+    ['--log-config-append', '/dev/null'],
+    ['--log-config', '/dev/null'],
+    ['--log_config', '/dev/null'],
+    ['--log-date-format', '%Y'],
+    ['--syslog-log-facility', 'LOG_USER'],
+    ['--logfile', join(root, 'occ.log')],
+    ['--log-dir', root],
+    ['--logdir', root],
+  ];
+  // One run: a refused flag is named in the message.
+  const result = run([...flags.flat(), '--print-cachedir', '--cachedir', '/c'], root);
+  assert.deepEqual([result.status, result.stdout], [0, '/c\n'], result.stderr);
+});
+
+test('--log-file and --log-dir get every line, also of a run that ends at once (--print)', () => {
+  const root = tempDir();
+  const missing = join(root, 'no-such-dir');
+  const file = join(root, 'occ.log');
+  const printed = run(['--print', '--log-file', file, '--local-path', missing, 'local'], root);
+  assert.equal(printed.status, 0, printed.stderr);
+  assert.equal(printed.stderr, '', 'the lines go to the file, not stderr');
+  assert.match(readFileSync(file, 'utf8'), new RegExp(`"msg":"${missing} not found. Skipping"`));
+  const logDir = join(root, 'logs');
+  mkdirSync(logDir);
+  assert.equal(run(['--print', '--log-dir', logDir, '--local-path', missing, 'local'], root).status, 0);
+  assert.match(readFileSync(join(logDir, 'os-collect-config.log'), 'utf8'), /not found. Skipping/);
+});
+
+test('a --backup-cachedir that is a file stops the run (exit 1, as the original) and the file is kept', () => {
+  const root = tempDir();
+  const data = join(root, 'data');
+  mkdirSync(data, { mode: 0o755 });
+  writeFileSync(join(data, 'cfg'), '{"a": 1}');
+  const file = join(root, 'notes.txt');
+  writeFileSync(file, 'precious');
+  const ran = join(root, 'ran');
+  const result = run(['--one-time', '-c', `touch ${ran}`, '--backup-cachedir', file, '--local-path', data, 'local'], root);
+  assert.equal(result.status, 1, result.stderr);
+  assert.match(result.stderr, /backup_cachedir .*notes\.txt is not a directory/);
+  assert.equal(readFileSync(file, 'utf8'), 'precious');
+  assert.equal(existsSync(ran), false, 'the command does not run, as in the original');
 });

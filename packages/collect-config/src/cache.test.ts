@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCache } from './cache.ts';
 import { tempDir } from './test-support/fixtures.ts';
@@ -68,4 +68,21 @@ test('backup drops a temp file left by a write killed mid-way instead of copying
   assert.ok(!readdirSync(cache.dir).includes(leftover));
   assert.ok(!readdirSync(join(dir, 'backup')).includes(leftover));
   assert.ok(existsSync(join(dir, 'backup', 'heat.json')));
+});
+
+test('backup never deletes a file that backup_cachedir points at by mistake; a symlink is replaced, its target kept', async () => {
+  const root = tempDir();
+  const cache = openCache(join(root, 'cache'));
+  await cache.store('a', 1);
+  const file = join(root, 'notes.txt');
+  writeFileSync(file, 'precious');
+  assert.throws(() => cache.backup(file), /backup_cachedir .*notes\.txt is not a directory/);
+  assert.equal(readFileSync(file, 'utf8'), 'precious');
+  const target = join(root, 'elsewhere');
+  mkdirSync(target);
+  writeFileSync(join(target, 'keep'), 'k');
+  symlinkSync(target, join(root, 'link'));
+  cache.backup(join(root, 'link'));
+  assert.equal(readFileSync(join(root, 'link', 'a.json'), 'utf8'), '1');
+  assert.equal(readFileSync(join(target, 'keep'), 'utf8'), 'k');
 });

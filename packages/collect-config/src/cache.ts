@@ -1,7 +1,7 @@
 // The metadata cache, laid out exactly as the original's (reference/agents.md §1.4): `<key>.json`
 // (latest), `.json.orig` (first ever seen), `.json.last` (what the command last consumed
 // successfully) and `os_config_files.json` (the list handed to the command).
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '@hearth/agent-kit';
 import { jsonEqual, pythonJsonDumps } from './python-json.ts';
@@ -28,7 +28,7 @@ export interface MetadataCache {
   commit(key: string): Promise<void>;
   /** Writes `os_config_files.json`: the JSON list of `<dir>/<key>.json` for `keys`, in order. */
   storeMetaList(keys: readonly string[]): Promise<string>;
-  /** Replaces `backupDir` with a copy of the whole cache directory. */
+  /** Replaces `backupDir` with a copy of the whole cache directory; throws, deleting nothing, when `backupDir` is a file. */
   backup(backupDir: string): void;
 }
 
@@ -79,6 +79,11 @@ export function openCache(dir: string): MetadataCache {
       // A write killed mid-way (the agent crashed, the VM lost power) leaves a temp file holding
       // metadata, credentials included: drop it rather than keep it and copy it on every pass.
       removeStaleTempFiles(dir);
+      // The original's rmtree refuses a file; removing it would destroy whatever a wrong setting points at.
+      const existing = lstatSync(backupDir, { throwIfNoEntry: false });
+      if (existing && !existing.isDirectory() && !existing.isSymbolicLink()) {
+        throw new Error(`backup_cachedir ${backupDir} is not a directory; not replacing it: point --backup-cachedir at a directory`);
+      }
       rmSync(backupDir, { recursive: true, force: true });
       if (existsSync(dir)) cpSync(dir, backupDir, { recursive: true, preserveTimestamps: true });
     },

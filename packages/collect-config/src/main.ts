@@ -1,7 +1,7 @@
 // `os-collect-config`: flags and config file -> options -> the loop. SIGHUP and a changed config
 // file "re-exec": Node cannot exec itself in place, so the run is rebuilt from argv in the same
 // process (same pid, so systemd keeps tracking it), which is what the original's execv achieves.
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { createLogger, httpRequest, type Logger } from '@hearth/agent-kit';
 import { runCollectConfig } from './daemon.ts';
 import { argvForLog, helpText, parseCommandLine, type CollectOptions } from './options.ts';
@@ -11,12 +11,21 @@ import { formatStatus, readStatus } from './status.ts';
 /** The version printed by --version. */
 export const VERSION = '12.0.0+hearth';
 
-function loggerFor(options: CollectOptions): Logger {
-  return createLogger({
-    name: 'os-collect-config',
-    format: options.logFormat,
-    level: options.logLevel,
-    ...(options.logFile ? { stream: createWriteStream(options.logFile, { flags: 'a' }) } : {}),
+function loggerFor(options: CollectOptions): { log: Logger; file: WriteStream | undefined } {
+  const file = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  return {
+    log: createLogger({ name: 'os-collect-config', format: options.logFormat, level: options.logLevel, ...(file ? { stream: file } : {}) }),
+    file,
+  };
+}
+
+/** Ends the log file and waits until its lines are written: the process exits right after main resolves. */
+function closeLogFile(file: WriteStream | undefined): Promise<void> {
+  if (file === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    // Kept: a line logged after the end (a request settling late) must not become an uncaught error.
+    file.on('error', () => resolve());
+    file.end(() => resolve());
   });
 }
 
@@ -56,17 +65,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return 0;
       }
       if (options.status) return printStatus(options);
-      const log = loggerFor(options);
+      const { log, file } = loggerFor(options);
       current = new AbortController();
-      const outcome = await runCollectConfig(options, {
-        http: httpRequest,
-        log,
-        runCommand: (command, files) => runCommand(command, files, env),
-        onCommand: (running) => (commandRunning = running),
-        stop: current.signal,
-      });
-      if (!outcome.reexec) return outcome.exitCode;
-      log.info(`Re-executing ${['os-collect-config', ...argvForLog(argv)].join(' ')}`);
+      try {
+        const outcome = await runCollectConfig(options, {
+          http: httpRequest,
+          log,
+          runCommand: (command, files) => runCommand(command, files, env),
+          onCommand: (running) => (commandRunning = running),
+          stop: current.signal,
+        });
+        if (!outcome.reexec) return outcome.exitCode;
+        log.info(`Re-executing ${['os-collect-config', ...argvForLog(argv)].join(' ')}`);
+      } finally {
+        await closeLogFile(file);
+      }
     }
   } finally {
     process.off('SIGHUP', onHup);

@@ -13,6 +13,8 @@ export interface OptionSpec {
   kind: OptionKind;
   /** Single-letter CLI alias, if any. */
   short?: string;
+  /** Another long flag for the same option (without `--`): the original's own spelling where it differs from cliFlag. */
+  alias?: string;
   /** Default value, computed from the agent paths where it is a path; undefined = unset. */
   fallback?: (paths: AgentPaths) => string | string[] | boolean | number;
   help: string;
@@ -77,7 +79,7 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   option('cfn', 'heat_metadata_hint', 'string', 'File whose content + /v1/ is the metadata URL', {
     fallback: (p) => p.cfnMetadataHintFile,
   }),
-  option('cfn', 'ca_certificate', 'string', 'CA certificate file for https'),
+  option('cfn', 'ca_certificate', 'string', 'CA certificate file for https', { alias: 'cfn-ca_certificate' }),
   option('cfn', 'stack_name', 'string', 'Stack name to describe'),
   option('cfn', 'path', 'multi', 'Resource.Field[.sub.key] to read, normally <Server>.Metadata'),
   option('cfn', 'secret_access_key', 'string', 'Secret access key'),
@@ -95,7 +97,10 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   option('heat', 'resource_name', 'string', 'Resource whose metadata is read'),
   option('heat', 'region_name', 'string', 'Region of the orchestration endpoint'),
   option('heat', 'timeout', 'float', 'Seconds per request (hearth addition)', { fallback: () => 10 }),
-  option('heat_local', 'path', 'multi', 'Files of boot-time metadata', { fallback: (p) => [p.heatLocalDataPath] }),
+  option('heat_local', 'path', 'multi', 'Files of boot-time metadata', {
+    fallback: (p) => [p.heatLocalDataPath],
+    alias: 'heat-local-path',
+  }),
   option('local', 'path', 'multi', 'Directories of JSON files', { fallback: (p) => [p.localDataDir] }),
   option('request', 'metadata_url', 'string', 'URL to GET the metadata from (e.g. a Swift temp URL)'),
   option('request', 'timeout', 'float', 'Seconds per request', { fallback: () => 10 }),
@@ -115,12 +120,25 @@ export const OPTION_TABLE: readonly OptionSpec[] = [
   option('zaqar', 'region_name', 'string', 'Not supported'),
   option('zaqar', 'ssl_certificate_validation', 'bool', 'Not supported', { fallback: () => false }),
   option('zaqar', 'ca_file', 'string', 'Not supported'),
-  option('keystone', 'cache_dir', 'string', 'Accepted and ignored: tokens are not cached (the original never reads its cache either)'),
-  option('keystone', 'cache_ttl', 'float', 'Accepted and ignored', { fallback: () => 1800 }),
+  option('keystone', 'cache_dir', 'string', 'Accepted and ignored: tokens are not cached (the original never reads its cache either)', {
+    alias: 'keystone-cache_dir',
+  }),
+  option('keystone', 'cache_ttl', 'float', 'Accepted and ignored', { fallback: () => 1800, alias: 'keystone-cache_ttl' }),
 ];
 
 /** `--polling-interval`, `--cfn-metadata-url`, `--heat_local-path` (oslo keeps the group name as is). */
 export function cliFlag(spec: OptionSpec): string {
   const name = spec.name.replaceAll('_', '-');
   return spec.group === 'DEFAULT' ? name : `${spec.group}-${name}`;
+}
+
+/** Every long flag that sets the option (without `--`): cliFlag first, then its alias. */
+export function flagSpellings(spec: OptionSpec): string[] {
+  return spec.alias === undefined ? [cliFlag(spec)] : [cliFlag(spec), spec.alias];
+}
+
+/** The flags that set a bool option false: `--noone-time`; in a group oslo's `--zaqar-nouse-websockets` and `--nozaqar-use-websockets`. */
+export function negatedFlags(spec: OptionSpec): string[] {
+  const flag = cliFlag(spec);
+  return spec.group === 'DEFAULT' ? [`no${flag}`] : [`no${flag}`, `${spec.group}-no${spec.name.replaceAll('_', '-')}`];
 }

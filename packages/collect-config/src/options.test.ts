@@ -133,3 +133,58 @@ test('--help and --version are actions of their own', () => {
   assert.deepEqual(parseCommandLine(['--help'], {}), { action: 'help' });
   assert.deepEqual(parseCommandLine(['--version'], {}), { action: 'version' });
 });
+
+test("the original's own flag spellings: --cfn-ca_certificate, --keystone-cache_*, oslo's --zaqar-no<flag> and oslo.log's flags", () => {
+  const root = tempRoot();
+  const options = run(
+    [
+      '--cfn-ca_certificate',
+      '/etc/ca.pem',
+      '--keystone-cache_dir',
+      '/k',
+      '--keystone-cache_ttl',
+      '60',
+      '--zaqar-use-websockets',
+      '--zaqar-nouse-websockets',
+      '--use-syslog',
+      '--nouse-journal',
+      '--use-json',
+      '--watch-log-file',
+      '--log-config-append',
+      '/dev/null',
+      '--log-date-format',
+      '%Y',
+      '--syslog-log-facility',
+      'LOG_USER',
+      '--debug',
+      '--nodebug',
+      '--logdir',
+      '/var/log/occ',
+    ],
+    { HEARTH_ROOT: root },
+  );
+  assert.equal(options.groups.cfn?.ca_certificate, '/etc/ca.pem');
+  assert.equal(options.groups.keystone?.cache_dir, '/k');
+  assert.equal(options.groups.keystone?.cache_ttl, 60);
+  assert.equal(options.groups.zaqar?.use_websockets, false);
+  assert.equal(options.logLevel, 'info', '--nodebug');
+  assert.equal(options.logFile, '/var/log/occ/os-collect-config.log', 'a log dir without a log file, as oslo.log names it');
+  assert.equal(run(['--logfile', 'x.log', '--log-dir', '/l'], { HEARTH_ROOT: root }).logFile, '/l/x.log');
+  assert.equal(run(['--log-file', '/abs.log', '--log-dir', '/l'], { HEARTH_ROOT: root }).logFile, '/abs.log');
+});
+
+test("oslo.log's debug, log_file and log_dir are read from the config file's [DEFAULT]; the command line wins", () => {
+  const root = tempRoot();
+  const conf = join(root, 'a.conf');
+  writeFileSync(conf, '[DEFAULT]\ndebug = True\nlog_file = occ.log\nlog_dir = /var/log/hearth\n');
+  const options = run(['--config-file', conf], { HEARTH_ROOT: root });
+  assert.equal(options.logLevel, 'debug');
+  assert.equal(options.logFile, '/var/log/hearth/occ.log');
+  assert.equal(run(['--config-file', conf, '--nodebug', '--log-file', '/x.log'], { HEARTH_ROOT: root }).logLevel, 'info');
+  writeFileSync(conf, '[DEFAULT]\ndebug = sometimes\n');
+  assert.throws(
+    () => parseCommandLine(['--config-file', conf], { HEARTH_ROOT: root }),
+    (error: unknown) =>
+      error instanceof ExitError && error.exitCode === 1 && /debug must be true or false, got 'sometimes'/.test(error.message),
+  );
+});

@@ -2,10 +2,18 @@
 // freeze). Precedence as in oslo.config: command line, then the config files, then the default.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { agentPaths, ExitError, loadIniFiles, osloInterpolate, REDACTED, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
-import { cliFlag, KNOWN_COLLECTORS, OPTION_TABLE, type CollectorName, type OptionSpec } from './option-table.ts';
+import {
+  cliFlag,
+  flagSpellings,
+  KNOWN_COLLECTORS,
+  negatedFlags,
+  OPTION_TABLE,
+  type CollectorName,
+  type OptionSpec,
+} from './option-table.ts';
 import { checkSecretStores } from './collectors/stored-secret.ts';
 
 /** A resolved option value. */
@@ -70,6 +78,22 @@ const EXTRA_FLAGS: ParseArgsConfig['options'] = {
   verbose: { type: 'boolean', short: 'v' },
   'log-file': { type: 'string' },
   'log-format': { type: 'string' },
+  // oslo.log's flags, which the original lists in --help and units may pass (see logSettings and the README).
+  nodebug: { type: 'boolean' },
+  logfile: { type: 'string' },
+  'log-dir': { type: 'string' },
+  logdir: { type: 'string' },
+  'log-config-append': { type: 'string' },
+  'log-config': { type: 'string' },
+  log_config: { type: 'string' },
+  'log-date-format': { type: 'string' },
+  'syslog-log-facility': { type: 'string' },
+  ...Object.fromEntries(
+    ['use-syslog', 'use-journal', 'use-json', 'watch-log-file'].flatMap((flag) => [
+      [flag, { type: 'boolean' }],
+      [`no${flag}`, { type: 'boolean' }],
+    ]),
+  ),
   status: { type: 'boolean' },
   json: { type: 'boolean' },
   'status-file': { type: 'string' },
@@ -79,14 +103,14 @@ function flagConfig(): NonNullable<ParseArgsConfig['options']> {
   const flags: NonNullable<ParseArgsConfig['options']> = { ...EXTRA_FLAGS };
   for (const spec of OPTION_TABLE) {
     if (spec.group === 'DEFAULT' && spec.name === 'collectors') continue;
-    const flag = cliFlag(spec);
+    const [flag, ...aliases] = flagSpellings(spec) as [string, ...string[]];
     flags[flag] = {
       type: spec.kind === 'bool' ? 'boolean' : 'string',
       multiple: spec.kind === 'multi',
       ...(spec.short ? { short: spec.short } : {}),
     };
-    if (spec.kind === 'bool') flags[`no${flag}`] = { type: 'boolean' };
-    if (spec.group === 'heat_local') flags[flag.replace('heat_local-', 'heat-local-')] = flags[flag];
+    for (const alias of aliases) flags[alias] = { type: flags[flag].type, multiple: spec.kind === 'multi' };
+    if (spec.kind === 'bool') for (const negated of negatedFlags(spec)) flags[negated] = { type: 'boolean' };
   }
   return flags;
 }
@@ -161,14 +185,13 @@ function rawValues(
   ini: IniDocument,
   positionals: string[],
 ): string[] | boolean | undefined {
-  const flag = cliFlag(spec);
-  let fromCli: unknown = cli[flag];
-  if (spec.group === 'heat_local') {
-    // oslo spells it --heat_local-path; --heat-local-path is accepted too, and both accumulate.
-    const both = [cli[flag], cli[flag.replace('heat_local-', 'heat-local-')]].flat().filter((value) => value !== undefined);
-    fromCli = both.length > 0 ? both : undefined;
-  }
-  if (spec.kind === 'bool' && cli[`no${flag}`] === true) fromCli = false;
+  // Every spelling counts (--heat_local-path and --heat-local-path accumulate); a string takes the last.
+  const given = flagSpellings(spec)
+    .map((flag) => cli[flag])
+    .flat()
+    .filter((value) => value !== undefined);
+  let fromCli: unknown = given.length === 0 ? undefined : spec.kind === 'bool' ? given.at(-1) : given;
+  if (spec.kind === 'bool' && negatedFlags(spec).some((negated) => cli[negated] === true)) fromCli = false;
   if (spec.group === 'DEFAULT' && spec.name === 'collectors' && positionals.length > 0) fromCli = positionals;
   if (typeof fromCli === 'boolean') return fromCli;
   if (fromCli !== undefined) return ([] as string[]).concat(fromCli as string | string[]);
@@ -227,7 +250,28 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   const ini = loadIniFiles([...files, ...configDirFiles(cli['config-dir'] as string | undefined, paths, env)]);
   const groups = resolve(cli, ini, paths, parsed.positionals);
   const collectorsDefaulted = parsed.positionals.length === 0 && fileValues(ini, 'DEFAULT', 'collectors') === undefined;
-  return { action: 'run', options: normalize(groups, cli, files, paths, collectorsDefaulted) };
+  return { action: 'run', options: normalize(groups, cli, files, paths, collectorsDefaulted, logSettings(cli, ini)) };
+}
+
+/**
+ * oslo.log's `debug`, `log_file` and `log_dir` (`logfile`, `logdir`), from the command line or the
+ * files' [DEFAULT]: a log_dir holds log_file, or `os-collect-config.log` when no log_file is given.
+ * Its other flags (syslog, journal, json, watch, date format, logging config) are accepted and change
+ * nothing: lines go to stderr (the journal, under systemd) or the log file, as JSON unless --log-format text.
+ */
+function logSettings(cli: Record<string, unknown>, ini: IniDocument): Pick<CollectOptions, 'logLevel' | 'logFile'> {
+  const fromFile = (...names: string[]): string | undefined =>
+    names.map((name) => fileValues(ini, 'DEFAULT', name)?.at(-1)).find((value) => value !== undefined);
+  let debug = cli.nodebug === true ? false : cli.debug === true ? true : undefined;
+  if (debug === undefined) {
+    const text = fromFile('debug');
+    debug = text === undefined ? false : BOOLEAN_WORDS.get(text.trim().toLowerCase());
+    if (debug === undefined) throw new ExitError(1, `[DEFAULT] debug must be true or false, got '${text}'`);
+  }
+  const file = (cli['log-file'] ?? cli.logfile ?? fromFile('log_file', 'logfile')) as string | undefined;
+  const dir = (cli['log-dir'] ?? cli.logdir ?? fromFile('log_dir', 'logdir')) as string | undefined;
+  const logFile = dir ? (file ? (isAbsolute(file) ? file : join(dir, file)) : join(dir, 'os-collect-config.log')) : file || undefined;
+  return { logLevel: debug ? 'debug' : 'info', logFile };
 }
 
 function normalize(
@@ -236,6 +280,7 @@ function normalize(
   files: string[],
   paths: AgentPaths,
   collectorsDefaulted: boolean,
+  logging: Pick<CollectOptions, 'logLevel' | 'logFile'>,
 ): CollectOptions {
   const main = groups.DEFAULT ?? {};
   const collectors = main.collectors as string[];
@@ -271,9 +316,8 @@ function normalize(
     status: cli.status === true,
     json: cli.json === true,
     statusFile: (cli['status-file'] as string | undefined) ?? join(paths.stateDir, 'os-collect-config.status.json'),
-    logLevel: cli.debug === true ? 'debug' : 'info',
+    ...logging,
     logFormat,
-    logFile: cli['log-file'] as string | undefined,
     paths,
   };
   return deepFreeze(options);
@@ -292,7 +336,9 @@ const SECRET_OPTIONS = new Set(['password', 'secret_access_key']);
 
 /** argv as it may be logged: the value of every credential flag (`--hearth-secret-access-key S`, `--heat-password=S`) is `***`. */
 export function argvForLog(argv: readonly string[]): string[] {
-  const secretFlags = new Set(OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).map((spec) => `--${cliFlag(spec)}`));
+  const secretFlags = new Set(
+    OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).flatMap((spec) => flagSpellings(spec).map((flag) => `--${flag}`)),
+  );
   return argv.map((arg, index) => {
     const equals = arg.indexOf('=');
     if (arg.startsWith('--') && equals !== -1 && secretFlags.has(arg.slice(0, equals))) return `${arg.slice(0, equals)}=${REDACTED}`;
@@ -315,9 +361,12 @@ export function helpText(): string {
     '  --version               print the version and exit',
     '  --config-file PATH      config file (repeatable; default ~/os-collect-config.conf or /etc/os-collect-config.conf)',
     '  --config-dir DIR        also read DIR/*.conf (default: /etc/os-collect-config.conf.d if it exists)',
-    '  -d, --debug             debug logging',
+    '  -d, --debug, --nodebug  debug logging (or [DEFAULT] debug)',
     '  --log-format json|text  log lines on stderr (default json)',
-    '  --log-file PATH         log to this file instead of stderr',
+    '  --log-file PATH         log to this file instead of stderr (also --logfile, [DEFAULT] log_file)',
+    '  --log-dir DIR           directory of --log-file, else log to DIR/os-collect-config.log (also --logdir)',
+    '  --use-syslog, --use-journal, --use-json, --watch-log-file, --log-config-append PATH, --log-date-format FMT,',
+    "  --syslog-log-facility NAME (and their --no forms): oslo.log's, accepted for compatibility; no effect",
     '  --status [--json]       print the running daemon state (last poll per collector, last command) and exit',
     '  --status-file PATH      where the daemon keeps that state',
   ];

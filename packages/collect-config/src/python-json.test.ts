@@ -35,6 +35,25 @@ test('no indent uses Python separators ", " and ": "', () => {
   assert.equal(pythonJsonDumps([]), '[]');
 });
 
+test('fractions are written as Python repr writes floats: exponent form below 1e-4, two exponent digits at least', () => {
+  // Each pair: the number as read from JSON, and CPython's json.dumps of the same float.
+  const cases: Array<[number, string]> = [
+    [1.5e-7, '1.5e-07'],
+    [0.00001, '1e-05'],
+    [1e-6, '1e-06'],
+    [-0.000012, '-1.2e-05'],
+    [0.0001, '0.0001'],
+    [0.000123, '0.000123'],
+    [-2.5e-300, '-2.5e-300'],
+    [5e-324, '5e-324'],
+    [0.1, '0.1'],
+    [12345678.5, '12345678.5'],
+    [1e300, '1e+300'],
+  ];
+  for (const [value, python] of cases) assert.equal(pythonJsonDumps(value), python, String(value));
+  assert.equal(pythonJsonDumps({ a: [1.5e-7] }, 1), '{\n "a": [\n  1.5e-07\n ]\n}');
+});
+
 test('jsonEqual compares like Python ==: key order ignored, list order and types kept', () => {
   assert.equal(jsonEqual({ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1 }), true);
   assert.equal(jsonEqual({ a: [1, 2] }, { a: [2, 1] }), false);

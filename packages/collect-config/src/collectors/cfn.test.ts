@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createFileSecretStore } from '@hearth/agent-kit';
 import { verifyEc2Signature } from '@hearth/protocol/signing';
@@ -151,5 +154,41 @@ test('cfn: without secret_access_key the secret is read from [cfn] secret_store 
     assert.ok(!JSON.stringify([unsafe, ctx.log.lines]).includes(SECRET));
   } finally {
     await server.close();
+  }
+});
+
+/** A self-signed certificate for 127.0.0.1 (its own CA, the address in its SAN), made with openssl: the PEM paths. */
+function selfSignedCertificate(): { key: string; cert: string } {
+  const dir = tempDir();
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'];
+  const made = spawnSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1'], { encoding: 'utf8', timeout: 30_000, input: '' });
+  assert.equal(made.status, 0, made.stderr);
+  return { key, cert };
+}
+
+test("cfn: an https metadata_url is trusted through [cfn] ca_certificate, as the original's verify=ca_certificate", async () => {
+  const { key, cert } = selfSignedCertificate();
+  const server = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (request, response) => {
+    response.writeHead(200, { 'content-type': 'application/xml' });
+    response.end(describeReply(METADATA));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1/`;
+    const argv = ['--cfn-metadata-url', url, '--cfn-access-key-id', 'AK1', '--cfn-secret-access-key', SECRET, '--cfn-path', 'vm1.Metadata'];
+    const trusted = await cfnCollector.collect(contextFor(optionsFor([...argv, '--cfn-ca_certificate', cert])));
+    assert.equal(trusted.kind, 'data', JSON.stringify(trusted));
+    const untrusted = await cfnCollector.collect(contextFor(optionsFor(argv)));
+    assert.equal(untrusted.kind, 'unavailable', 'without the CA the self-signed certificate is refused');
+    const missing = join(tempDir(), 'no-ca.pem');
+    assert.deepEqual(await cfnCollector.collect(contextFor(optionsFor([...argv, '--cfn-ca_certificate', missing]))), {
+      kind: 'unavailable',
+      reason: `[cfn] ca_certificate ${missing} cannot be read (ENOENT: no such file or directory, open '${missing}')`,
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   }
 });

@@ -38,7 +38,13 @@ function metadataUrl(ctx: CollectorContext): string | undefined {
   return undefined;
 }
 
-async function describe(ctx: CollectorContext, url: string, path: string, secret: string): Promise<Record<string, unknown> | string> {
+async function describe(
+  ctx: CollectorContext,
+  url: string,
+  path: string,
+  secret: string,
+  ca: Buffer | undefined,
+): Promise<Record<string, unknown> | string> {
   const [resource = '', field = '', ...subKeys] = path.split('.');
   const params: Record<string, string> = { Action: 'DescribeStackResource' };
   const stackName = setting(ctx.options, 'cfn', 'stack_name');
@@ -56,6 +62,7 @@ async function describe(ctx: CollectorContext, url: string, path: string, secret
     headers: { 'Content-Type': 'application/json' },
     timeoutMs,
     signal: ctx.signal,
+    ...(ca ? { ca } : {}),
   });
   if (response.status < 200 || response.status > 299) return `DescribeStackResource answered ${response.status}`;
   let detail;
@@ -97,11 +104,19 @@ export const cfnCollector: Collector = {
     if (bad !== undefined) return notConfigured(`Path not in format resource.field[.x.y] (${bad})`);
     const secret = await lookUpSecret(ctx.options, 'cfn', accessKeyId);
     if (secret.kind !== 'secret') return secret;
+    // As the original's `verify=ca_certificate`: this bundle, not the system's, is trusted for https.
+    const caFile = setting(ctx.options, 'cfn', 'ca_certificate');
+    let ca: Buffer | undefined;
+    try {
+      ca = caFile === undefined ? undefined : readFileSync(caFile);
+    } catch (error) {
+      return unavailable(`[cfn] ca_certificate ${caFile} cannot be read (${(error as Error).message})`);
+    }
     const merged: Record<string, unknown> = {};
     for (const path of paths) {
       let value;
       try {
-        value = await describe(ctx, url, path, secret.secret);
+        value = await describe(ctx, url, path, secret.secret, ca);
       } catch (error) {
         return unavailable((error as Error).message);
       }

@@ -3,6 +3,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { settings, unavailable, type Collector } from './types.ts';
 
+/** Bytes that are not UTF-8 make the file invalid (skipped, as in the original), instead of turning into U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** The `heat_local` collector. */
 export const heatLocalCollector: Collector = {
   name: 'heat_local',
@@ -13,7 +16,7 @@ export const heatLocalCollector: Collector = {
       if (!existsSync(path)) continue;
       let value: unknown;
       try {
-        value = JSON.parse(readFileSync(path, 'utf8'));
+        value = JSON.parse(utf8.decode(readFileSync(path)));
       } catch (error) {
         log.info(`${path} is not valid JSON (${(error as Error).message})`);
         continue;

@@ -58,3 +58,18 @@ test('heat_local: files shallow-merged in order, missing and invalid ones skippe
   const none = contextFor(optionsFor(['--heat_local-path', join(dir, 'absent')]));
   assert.equal((await heatLocalCollector.collect(none)).kind, 'unavailable');
 });
+
+test('local and heat_local: a file that is not UTF-8 is invalid, as in the original, not read with U+FFFD in place', async () => {
+  const dir = tempDir();
+  // "é" in Latin-1: one byte 0xE9, which no UTF-8 decoder accepts here.
+  const latin1 = Buffer.concat([Buffer.from('{"motd": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+  writeFileSync(join(dir, 'latin1'), latin1);
+  const local = await localCollector.collect(contextFor(optionsFor(['--local-path', dir])));
+  assert.equal(local.kind, 'unavailable');
+  assert.match((local as { reason: string }).reason, /latin1 is not valid JSON/);
+
+  writeFileSync(join(dir, 'good'), '{"motd": "caf\u00e9", "a": 1}');
+  const ctx = contextFor(optionsFor(['--heat_local-path', join(dir, 'good'), '--heat_local-path', join(dir, 'latin1')]));
+  assert.deepEqual(await heatLocalCollector.collect(ctx), { kind: 'data', outputs: [['heat_local', { motd: 'caf\u00e9', a: 1 }]] });
+  assert.ok(ctx.log.lines.some((line) => line.message.startsWith(`${join(dir, 'latin1')} is not valid JSON`)));
+});

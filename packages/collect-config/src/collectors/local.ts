@@ -8,6 +8,9 @@ import { settings, unavailable, type Collector } from './types.ts';
 
 const WORLD_WRITABLE = 0o002;
 
+/** Bytes that are not UTF-8 make the file invalid, as in the original, instead of turning into U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** The `local` collector. */
 export const localCollector: Collector = {
   name: 'local',
@@ -32,9 +35,9 @@ export const localCollector: Collector = {
         const fileStat = statSync(file);
         if (fileStat.isDirectory()) continue;
         if ((fileStat.mode & WORLD_WRITABLE) !== 0) return unavailable(`${file} is world writable. This is a security risk.`);
-        const text = readFileSync(file, 'utf8');
+        const bytes = readFileSync(file);
         try {
-          outputs.push([name, JSON.parse(text) as unknown]);
+          outputs.push([name, JSON.parse(utf8.decode(bytes)) as unknown]);
         } catch (error) {
           return unavailable(`${file} is not valid JSON (${(error as Error).message})`);
         }
