@@ -105,6 +105,8 @@ test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALA
       max_size: 3,
       actuator: { url: `${actuator.url}/resize` },
     });
+    // As the provisioner reports it: only a member's samples may name the group.
+    await api('POST', '/stacks/web/scaling_groups/web-asg/members', { add: [serverId] });
     const policy = (await api('POST', '/stacks/web/scaling_policies', {
       name: 'scale-up',
       group: 'web-asg',

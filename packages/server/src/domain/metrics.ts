@@ -56,6 +56,36 @@ export function dimensionsMatch(wanted: MetricDimensions, sample: MetricDimensio
   return Object.entries(wanted).every(([name, value]) => sample[name] === value);
 }
 
+/**
+ * The dimension an alarm names a scaling group by (`AutoScalingGroupName=web` sees every member's
+ * samples), so only members may send it for a group of hearth's.
+ */
+export const GROUP_DIMENSION = 'AutoScalingGroupName';
+
+/**
+ * Refuses (ERR_AUTH_FORBIDDEN) a sender that names a scaling group of its project it is not a member
+ * of: one VM's credential must not drive another group's alarms. A name no group of the project holds
+ * is let through (a group outside hearth, or not made yet).
+ */
+async function assertGroupMember(trx: Transaction<Database>, sender: MetricSender, names: string[]): Promise<void> {
+  const groups = await trx
+    .selectFrom('scaling_groups')
+    .leftJoin('scaling_members', (join) =>
+      join.onRef('scaling_members.group_id', '=', 'scaling_groups.id').on('scaling_members.server_id', '=', sender.serverId),
+    )
+    .select(['scaling_groups.name', 'scaling_members.server_id'])
+    .where('scaling_groups.project_id', '=', sender.projectId)
+    .where('scaling_groups.name', 'in', names)
+    .execute();
+  const stranger = names.find(
+    (name) => groups.some((g) => g.name === name) && !groups.some((g) => g.name === name && g.server_id !== null),
+  );
+  if (stranger !== undefined)
+    throw new HearthError('ERR_AUTH_FORBIDDEN', {
+      reason: `server ${sender.serverId} is not a member of scaling group ${stranger}, so it may not send samples with ${GROUP_DIMENSION}=${stranger}`,
+    });
+}
+
 /** Who sent samples: a server's agent. */
 export interface MetricSender {
   projectId: string;
@@ -70,11 +100,17 @@ export class MetricService {
     readonly retention: MetricRetention = DEFAULT_METRIC_RETENTION,
   ) {}
 
-  /** Stores samples attributed to the sender's server; refuses the whole put if one sample is out of range. */
+  /**
+   * Stores samples attributed to the sender's server; refuses the whole put if one sample is out of
+   * range, or names in GROUP_DIMENSION a scaling group of the project the server is not a member of.
+   */
   async put(sender: MetricSender, put: MetricPut): Promise<{ stored: number }> {
     const nowMs = Date.now();
     const rows = put.samples.map((sample, index) => this.toRow(sender, put.namespace ?? DEFAULT_METRIC_NAMESPACE, sample, index, nowMs));
+    const claimed = [...new Set(put.samples.flatMap((sample) => sample.dimensions?.[GROUP_DIMENSION] ?? []))];
     await this.store.write(async ({ trx, now }) => {
+      // In the write transaction: a server removed from the group meanwhile speaks for it no more.
+      if (claimed.length > 0) await assertGroupMember(trx, sender, claimed);
       await trx
         .insertInto('metric_samples')
         .values(rows.map((row) => ({ ...row, time: row.time ?? now })))
