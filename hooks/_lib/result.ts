@@ -20,19 +20,31 @@ export interface HookResult {
  */
 export const MAX_OUTPUT_CHARS = 1024 * 1024;
 
-/** `text` when it fits MAX_OUTPUT_CHARS, else its end behind a line saying how much was cut. */
-export function keepEnd(text: string, stream: 'stdout' | 'stderr'): string {
-  if (text.length <= MAX_OUTPUT_CHARS) return text;
-  const cut = text.length - MAX_OUTPUT_CHARS;
-  return `[hook: the first ${cut} characters of the tool's ${stream} were cut]\n${text.slice(cut)}`;
+/**
+ * `text` when it fits MAX_OUTPUT_CHARS and nothing was cut before it, else its end behind a line saying how much was
+ * cut (`cutBefore`: characters already dropped from the front by runTool).
+ */
+export function keepEnd(text: string, stream: 'stdout' | 'stderr', cutBefore = 0): string {
+  if (text.length <= MAX_OUTPUT_CHARS && cutBefore === 0) return text;
+  const cut = Math.max(0, text.length - MAX_OUTPUT_CHARS);
+  return `[hook: the first ${cutBefore + cut} characters of the tool's ${stream} were cut]\n${text.slice(cut)}`;
+}
+
+/** What hookResult reports of a run; `*CutChars` are characters runTool already dropped from the front. */
+export interface RunOutcome {
+  stdout: string;
+  stderr: string;
+  status: number;
+  stdoutCutChars?: number;
+  stderrCutChars?: number;
 }
 
 /** The result for `outputs` and a run: outputs first, then the deploy_* keys, which win over an output of the same name. */
-export function hookResult(run: { stdout: string; stderr: string; status: number }, outputs: Record<string, unknown> = {}): HookResult {
+export function hookResult(run: RunOutcome, outputs: Record<string, unknown> = {}): HookResult {
   return {
     ...outputs,
-    deploy_stdout: keepEnd(run.stdout, 'stdout'),
-    deploy_stderr: keepEnd(run.stderr, 'stderr'),
+    deploy_stdout: keepEnd(run.stdout, 'stdout', run.stdoutCutChars),
+    deploy_stderr: keepEnd(run.stderr, 'stderr', run.stderrCutChars),
     deploy_status_code: run.status,
   };
 }
@@ -53,8 +65,12 @@ export function statusCode(result: ProcessResult): number {
 }
 
 /** The result of a tool run: its stdout, stderr and status code, plus `outputs`. */
-export function toolResult(result: ProcessResult, outputs: Record<string, unknown> = {}): HookResult {
-  return hookResult({ stdout: result.stdout, stderr: result.stderr, status: statusCode(result) }, outputs);
+export function toolResult(
+  result: ProcessResult & Pick<RunOutcome, 'stdoutCutChars' | 'stderrCutChars'>,
+  outputs: Record<string, unknown> = {},
+): HookResult {
+  const { stdout, stderr, stdoutCutChars, stderrCutChars } = result;
+  return hookResult({ stdout, stderr, status: statusCode(result), stdoutCutChars, stderrCutChars }, outputs);
 }
 
 /** The result as the single JSON line a hook prints. */

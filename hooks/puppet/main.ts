@@ -155,7 +155,7 @@ async function runPuppet(context: HookContext): Promise<HookResult> {
   writeFileSync(`${logs}-stderr.log`, result.stderr, { mode: 0o600 });
   // --detailed-exitcodes: 2 means "changes were applied", a success.
   const status = result.exitCode === 2 ? 0 : statusCode(result);
-  return hookResult({ stdout: result.stdout, stderr: result.stderr, status }, collectOutputs(base, deployment));
+  return hookResult({ ...result, status }, collectOutputs(base, deployment));
 }
 
 runHook({ group: 'puppet', usage: USAGE, run: runPuppet });

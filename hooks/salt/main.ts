@@ -89,11 +89,11 @@ async function runSalt({ deployment, log, env }: HookContext): Promise<HookResul
   });
   const outputs = collectOutputs(base, deployment);
   const failed = stateFailed(result.stdout);
-  if (failed === false) return hookResult({ stdout: result.stdout, stderr: result.stderr, status: 0 }, outputs);
+  if (failed === false) return hookResult({ ...result, status: 0 }, outputs);
   const code = statusCode(result);
   const status = code !== 0 ? code : 2;
   log.error('salt state failed', { state: `${deployment.id}.sls`, status });
-  return hookResult({ stdout: '', stderr: result.stderr + result.stdout, status }, outputs);
+  return hookResult({ stdout: '', stderr: result.stderr + result.stdout, status, stderrCutChars: result.stderrCutChars }, outputs);
 }
 
 runHook({ group: 'salt', usage: USAGE, run: runSalt });

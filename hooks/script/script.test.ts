@@ -203,3 +203,48 @@ exit 4
   );
   assert.ok(String(result.deploy_stderr).endsWith('eee LAST ERR\n'));
 });
+
+test('a script that writes more than 100 MB runs to its end and keeps its status; the result keeps the end', async () => {
+  const dirs = root();
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({ config: `#!/bin/sh\nhead -c 105000000 /dev/zero | tr '\\0' o\necho " LAST OUT"\n` }),
+    { env: { HEARTH_ROOT: dirs.root }, timeoutMs: 60_000 },
+  );
+  assert.equal(run.exitCode, 0, run.stderr.slice(-2000));
+  const result = run.result!;
+  // execa's 100 MB maxBuffer stopped the script with SIGPIPE (status 141) before its last line.
+  assert.equal(result.deploy_status_code, 0, String(result.deploy_stderr).slice(-500));
+  assert.match(
+    String(result.deploy_stdout),
+    new RegExp(`^\\[hook: the first ${105_000_010 - MAX_OUTPUT_CHARS} characters of the tool's stdout were cut\\]\noooo`),
+  );
+  assert.ok(String(result.deploy_stdout).endsWith('ooo LAST OUT\n'));
+});
+
+test('a script that leaves a process holding its stdout: the result comes when the script exits, the process keeps running', async (t) => {
+  const dirs = root();
+  const started = Date.now();
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({
+      config: '#!/bin/sh\nsleep 60 &\necho $! > "$heat_outputs_path.pid"\necho started\n',
+      outputs: [{ name: 'pid' }],
+    }),
+    { env: { HEARTH_ROOT: dirs.root }, timeoutMs: 20_000 },
+  );
+  const pid = Number(readFileSync(join(dirs.outputs, `${ID}.pid`), 'utf8').trim());
+  t.after(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  });
+  // The hook waited for the sleep to close stdout, so heat-config's timeout failed the deployment (and killed the sleep).
+  assert.equal(run.exitCode, 0, run.stderr.slice(-2000));
+  assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
+  assert.equal(run.result?.deploy_stdout, 'started\n');
+  assert.equal(run.result?.deploy_status_code, 0);
+  assert.doesNotThrow(() => process.kill(pid, 0), 'the background process is still running');
+});

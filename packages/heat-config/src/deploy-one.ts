@@ -115,28 +115,30 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
     await markers.clearRunning();
     return 'already-deployed';
   }
-  const hookPath = findHook(deployment.group, options.hookDirs);
-  if (hookPath === undefined) {
-    if (!GROUPS_WITHOUT_HOOK.includes(deployment.group))
-      dlog.error(`Skipping group ${deployment.group} with no hook script`, { hookDirs: options.hookDirs });
-    return 'skipped';
-  }
   let signal: SignalData | undefined;
   if (state === 'result-pending') {
     signal = await markers.readResult();
     if (signal === undefined) state = 'interrupted';
     else dlog.warn(`The hook of ${deployment.id} had finished but its result was not handed over; sending it again`);
   }
-  if (state === 'interrupted' && options.interrupted === 'fail') {
-    dlog.warn(`The hook of ${deployment.id} was interrupted; reporting it failed (interrupted policy: fail)`);
-    signal = interruptedSignalData(hookPath);
-    await markers.saveResult(signal);
-  } else if (signal === undefined) {
-    if (state === 'interrupted') dlog.warn(`The hook of ${deployment.id} was interrupted; running it again`);
-    await markers.markRunning(deployment);
-    signal = await runHookToSignal(deployment, hookPath, markers, options, dlog);
-    // Killed because heat-config is being stopped: keep it "interrupted" for the next run.
-    if (isStopping()) throw new Error(`heat-config is stopping; ${deployment.id} stays interrupted`);
+  // A saved result is sent again without its hook, which may be gone by now (or not on this run's hook path).
+  if (signal === undefined) {
+    const hookPath = findHook(deployment.group, options.hookDirs);
+    if (hookPath === undefined) {
+      if (!GROUPS_WITHOUT_HOOK.includes(deployment.group))
+        dlog.error(`Skipping group ${deployment.group} with no hook script`, { hookDirs: options.hookDirs });
+      return 'skipped';
+    }
+    if (state === 'interrupted' && options.interrupted === 'fail') {
+      dlog.warn(`The hook of ${deployment.id} was interrupted; reporting it failed (interrupted policy: fail)`);
+      signal = interruptedSignalData(hookPath);
+    } else {
+      if (state === 'interrupted') dlog.warn(`The hook of ${deployment.id} was interrupted; running it again`);
+      await markers.markRunning(deployment);
+      signal = await runHookToSignal(deployment, hookPath, markers, options, dlog);
+      // Killed because heat-config is being stopped: keep it "interrupted" for the next run.
+      if (isStopping()) throw new Error(`heat-config is stopping; ${deployment.id} stays interrupted`);
+    }
     await markers.saveResult(signal);
   }
   dlog.debug(`Running ${options.notifyCommand} ${markers.runningPath} < ${markers.notifyPath}`);

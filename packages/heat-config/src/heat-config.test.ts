@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployment, isRunning, logRecords, runBin, waitFor, world, type World } from './test-support.ts';
 
@@ -131,6 +131,25 @@ test('notify failing: no marker, exit 1; the next run resends the saved result w
   assert.deepEqual(
     w.notified().map((c) => c.signal),
     [{ deploy_status_code: 0 }, { deploy_status_code: 0 }],
+  );
+  assert.deepEqual(markers(w), ['d1.json', 'd1.notify.json']);
+});
+
+test('a saved result is resent even when its hook is no longer found (removed, or another hook path)', async (t) => {
+  const w = world(t);
+  const hook = w.hook('script', `echo '{"deploy_status_code": 0, "out": "kept"}'`);
+  w.deployments([deployment('d1', 'script')]);
+  assert.equal((await runBin([], { ...w.env, FAKE_NOTIFY_EXIT: '75' })).code, 1);
+  assert.deepEqual(markers(w), ['d1.notify.json', 'd1.running']);
+  rmSync(hook);
+  const retried = await runBin([], w.env);
+  assert.equal(retried.code, 0, retried.stderr);
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [
+      { deploy_status_code: 0, out: 'kept' },
+      { deploy_status_code: 0, out: 'kept' },
+    ],
   );
   assert.deepEqual(markers(w), ['d1.json', 'd1.notify.json']);
 });
