@@ -157,6 +157,12 @@ export const AlarmCreate = Type.Object(
     insufficient_data_actions: Type.Optional(Actions),
     /** A disabled alarm is not evaluated; default true. */
     enabled: Type.Optional(Type.Boolean()),
+    /**
+     * Queue the actions of the current state again once per period while it lasts (Aodh's
+     * `repeat_actions`): a sustained ALARM keeps signalling its scaling policy. Default false: on
+     * state changes only.
+     */
+    repeat_actions: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -188,6 +194,7 @@ export const Alarm = Type.Object({
   ok_actions: Type.Array(Type.String()),
   insufficient_data_actions: Type.Array(Type.String()),
   enabled: Type.Boolean(),
+  repeat_actions: Type.Boolean(),
   state: Type.Union([Type.Literal('OK'), Type.Literal('ALARM'), Type.Literal('INSUFFICIENT_DATA')]),
   state_reason: Type.String(),
   state_updated_at: Timestamp,

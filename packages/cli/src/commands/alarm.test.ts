@@ -28,6 +28,7 @@ function alarm(overrides: Partial<Alarm> = {}): Alarm {
     ok_actions: [],
     insufficient_data_actions: [],
     enabled: true,
+    repeat_actions: false,
     state: 'ALARM',
     state_reason: 'All of the last 3 period(s) of 60 s meet Average > 80; most recent 91',
     state_updated_at: '2026-01-01T00:00:00Z',

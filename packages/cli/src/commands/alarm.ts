@@ -38,6 +38,7 @@ export interface AlarmCreateFlags {
   insufficientDataAction?: string[];
   description?: string;
   disabled?: boolean;
+  repeatActions?: boolean;
 }
 
 /** Parses a whole number in 1..max for `flag`; throws a usage error. */
@@ -90,6 +91,7 @@ export function buildAlarmCreate(name: string, flags: AlarmCreateFlags): AlarmCr
   if (flags.insufficientDataAction?.length) body.insufficient_data_actions = flags.insufficientDataAction;
   if (flags.description !== undefined) body.description = flags.description;
   if (flags.disabled) body.enabled = false;
+  if (flags.repeatActions) body.repeat_actions = true;
   return body;
 }
 
@@ -118,6 +120,7 @@ export function alarmFields(alarm: Alarm): Array<[string, unknown]> {
     ['state_updated_at', alarm.state_updated_at],
     ['rule', alarmRule(alarm)],
     ['enabled', alarm.enabled],
+    ['repeat_actions', alarm.repeat_actions],
     ['alarm_actions', alarm.alarm_actions.join(' ') || '-'],
     ['ok_actions', alarm.ok_actions.join(' ') || '-'],
     ['insufficient_data_actions', alarm.insufficient_data_actions.join(' ') || '-'],
@@ -149,6 +152,7 @@ export function registerAlarmCommands(program: Command, deps: CliDeps): void {
     .option('--insufficient-data-action <url>', 'URL POSTed on entering INSUFFICIENT_DATA (repeatable)', collect)
     .option('--description <text>', 'free text')
     .option('--disabled', 'create it without evaluating it')
+    .option('--repeat-actions', "POST the current state's actions again once per period while it lasts (a sustained ALARM keeps scaling)")
     .action(async (name: string, flags: AlarmCreateFlags, cmd: Command) => {
       const session = openSession(cmd, deps);
       const created = await session.client().createAlarm(buildAlarmCreate(name, flags));

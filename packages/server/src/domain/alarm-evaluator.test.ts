@@ -82,7 +82,7 @@ test('samples above the threshold move the alarm to ALARM; each state change is 
     const first = await evaluator.runOnce();
     assert.deepEqual(
       { ...first, pruned: 0 },
-      { leader: true, evaluated: 1, changed: 0, pruned: 0, delivered: 0 },
+      { leader: true, evaluated: 1, changed: 0, repeated: 0, pruned: 0, delivered: 0 },
       'no data, still INSUFFICIENT_DATA',
     );
 
@@ -120,6 +120,76 @@ test('samples above the threshold move the alarm to ALARM; each state change is 
     assert.equal(Object.values(history[0].data.datapoints as Record<string, number>)[0], (85 + 95 + 4 * 10) / 6);
     const events = await app.inject({ url: `/v1/default/events?resource_id=${shown.id}&type=alarm.state_changed`, headers: ADMIN });
     assert.equal(events.json().events.length, 2);
+  } finally {
+    await app.close();
+    hook.server.close();
+    await storage.remove();
+  }
+});
+
+test('repeat_actions: a sustained state queues its actions again once per period, not on every run', async () => {
+  const storage = await testStore('hearth-alarm-');
+  const hook = await receiver();
+  const app = await appOn(storage);
+  try {
+    const vm = await registerServer(app);
+    const t0 = Date.now();
+    const create = (name: string, repeat: boolean) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/default/alarms',
+        headers: ADMIN,
+        payload: {
+          name,
+          metric_name: 'CPUUtilization',
+          dimensions: { group: 'web' },
+          statistic: 'Maximum',
+          period: 60,
+          threshold: 80,
+          comparison_operator: 'GreaterThanThreshold',
+          alarm_actions: [`${hook.url}/${name}`],
+          ...(repeat ? { repeat_actions: true } : {}),
+        },
+      });
+    const created = await create('cpu-sustained', true);
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json<{ alarm: Alarm }>().alarm.repeat_actions, true);
+    assert.equal((await create('cpu-once', false)).json<{ alarm: Alarm }>().alarm.repeat_actions, false);
+    const at = (seconds: number) => new Date(t0 + seconds * 1000);
+    const putAt = async (seconds: number) => {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/v1/guest/metrics',
+        headers: vm.auth,
+        payload: {
+          samples: [{ metric_name: 'CPUUtilization', value: 95, dimensions: { group: 'web' }, timestamp: at(seconds).toISOString() }],
+        },
+      });
+      assert.equal(reply.statusCode, 200, reply.body);
+    };
+    const evaluator = app.services.alarmEvaluator;
+    await putAt(0);
+    assert.equal((await evaluator.runOnce(at(1))).changed, 2);
+    assert.equal((await evaluator.runOnce(at(30))).repeated, 0, 'less than a period since the change');
+    await putAt(70);
+    const later = await evaluator.runOnce(at(75));
+    assert.deepEqual([later.changed, later.repeated], [0, 1], 'a period on, still ALARM: only the repeating alarm notifies');
+    assert.equal((await evaluator.runOnce(at(80))).repeated, 0, 'not again within the period');
+    await putAt(130);
+    assert.equal((await evaluator.runOnce(at(136))).repeated, 1);
+    // The two alarms of one run are delivered in id order: compare as sorted lists.
+    assert.deepEqual(hook.bodies.map((b) => `${b.alarm_name}: ${b.previous} -> ${b.current}`).sort(), [
+      'cpu-once: insufficient data -> alarm',
+      'cpu-sustained: alarm -> alarm',
+      'cpu-sustained: alarm -> alarm',
+      'cpu-sustained: insufficient data -> alarm',
+    ]);
+    const shown = await showAlarm(app, 'cpu-sustained');
+    assert.deepEqual(shown.deliveries, { pending: 0, failed: 0, delivered: 3, last_error: null });
+    const history = (await app.inject({ url: '/v1/default/alarms/cpu-sustained/history', headers: ADMIN })).json().history;
+    assert.equal(history.length, 1, 'a repeat is not a state change');
+    const repeats = await app.inject({ url: `/v1/default/events?resource_id=${shown.id}&type=alarm.actions_repeated`, headers: ADMIN });
+    assert.equal(repeats.json().events.length, 2);
   } finally {
     await app.close();
     hook.server.close();

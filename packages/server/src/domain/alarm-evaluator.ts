@@ -32,6 +32,8 @@ export interface EvaluationRun {
   leader: boolean;
   evaluated: number;
   changed: number;
+  /** Alarms whose actions were queued again because they stayed in their state (repeat_actions). */
+  repeated: number;
   pruned: number;
   delivered: number;
 }
@@ -45,6 +47,16 @@ export function ruleOf(row: AlarmRow): AlarmRule {
     periodSeconds: row.period_s,
     evaluationPeriods: row.evaluation_periods,
   };
+}
+
+/**
+ * Whether an alarm with repeat_actions is due to queue its actions again at `nowMs`: a whole period
+ * has passed since they were last queued (or since it entered its state, for a row from before
+ * repeats were kept).
+ */
+export function repeatDue(alarm: AlarmRow, nowMs: number): boolean {
+  if (alarm.repeat_actions !== 1) return false;
+  return nowMs - Date.parse(alarm.last_notified_at ?? alarm.state_updated_at) >= alarm.period_s * 1000;
 }
 
 /**
@@ -149,7 +161,7 @@ export class AlarmEvaluator {
   }
 
   private async run(at?: Date): Promise<EvaluationRun> {
-    const idle = { leader: false, evaluated: 0, changed: 0, pruned: 0, delivered: 0 };
+    const idle = { leader: false, evaluated: 0, changed: 0, repeated: 0, pruned: 0, delivered: 0 };
     if (!(await this.acquire())) return idle;
     const leaseHalfLife = Date.now() + (this.options.leaseSeconds * 1000) / 2;
     const nowMs = (at ?? new Date()).getTime();
@@ -177,27 +189,47 @@ export class AlarmEvaluator {
         .executeTakeFirst();
       if (fenced.numUpdatedRows !== 1n) return null;
       let changed = 0;
+      let repeated = 0;
+      // Repeats are timed on the evaluation clock (runOnce(at) in tests; the same as `now` otherwise).
+      const evaluatedAt = new Date(nowMs).toISOString();
       for (const { alarm, decision } of decisions) {
         const next = decision.state;
-        if (next === null || next === alarm.state) {
-          await trx.updateTable('alarms').set({ last_evaluated_at: now }).where('id', '=', alarm.id).execute();
-          continue;
-        }
-        const moved = await trx
-          .updateTable('alarms')
-          .set({ state: next, state_reason: decision.reason, state_updated_at: now, last_evaluated_at: now })
-          .where('id', '=', alarm.id)
-          .where('state', '=', alarm.state)
-          .executeTakeFirst();
-        if (moved.numUpdatedRows !== 1n) continue; // deleted or changed meanwhile
-        changed++;
-        const previous = alarm.state as AlarmState;
         const data = {
           statistic: alarm.statistic,
           threshold: Number(alarm.threshold),
           comparison_operator: alarm.comparison_operator,
           datapoints: Object.fromEntries(decision.datapoints.map((d) => [new Date(d.startMs).toISOString(), d.value])),
         };
+        if (next === null || next === alarm.state) {
+          const repeat = next !== null && repeatDue(alarm, nowMs) ? actionsFor(alarm, next) : [];
+          const stayed = await trx
+            .updateTable('alarms')
+            .set({ last_evaluated_at: now, ...(repeat.length > 0 ? { last_notified_at: evaluatedAt } : {}) })
+            .where('id', '=', alarm.id)
+            .where('state', '=', alarm.state)
+            .executeTakeFirst();
+          if (next === null || repeat.length === 0 || stayed.numUpdatedRows !== 1n) continue;
+          repeated++;
+          event(
+            alarmEvent(
+              alarm,
+              'alarm.actions_repeated',
+              `Alarm ${alarm.name} is still ${next}: its actions are sent again: ${decision.reason}`,
+              data,
+            ),
+          );
+          await enqueueDeliveries(trx, now, alarm.id, repeat, JSON.stringify(notificationOf(alarm, next, next, decision)));
+          continue;
+        }
+        const moved = await trx
+          .updateTable('alarms')
+          .set({ state: next, state_reason: decision.reason, state_updated_at: now, last_evaluated_at: now, last_notified_at: evaluatedAt })
+          .where('id', '=', alarm.id)
+          .where('state', '=', alarm.state)
+          .executeTakeFirst();
+        if (moved.numUpdatedRows !== 1n) continue; // deleted or changed meanwhile
+        changed++;
+        const previous = alarm.state as AlarmState;
         await trx
           .insertInto('alarm_history')
           .values({
@@ -214,12 +246,19 @@ export class AlarmEvaluator {
         await enqueueDeliveries(trx, now, alarm.id, actionsFor(alarm, next), body);
       }
       const pruned = await this.metrics.prune(trx, now);
-      return { changed, pruned };
+      return { changed, repeated, pruned };
     });
     if (written === null) return idle;
     // Deliveries stop at half the lease: a slow receiver cannot keep this run past it.
     const delivered = await this.deliverer.deliverDue(new Date(), leaseHalfLife);
-    return { leader: true, evaluated: decisions.length, changed: written.changed, pruned: written.pruned, delivered };
+    return {
+      leader: true,
+      evaluated: decisions.length,
+      changed: written.changed,
+      repeated: written.repeated,
+      pruned: written.pruned,
+      delivered,
+    };
   }
 }
 

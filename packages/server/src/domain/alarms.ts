@@ -56,10 +56,12 @@ export class AlarmService {
         ok_actions: JSON.stringify(body.ok_actions ?? []),
         insufficient_data_actions: JSON.stringify(body.insufficient_data_actions ?? []),
         enabled: body.enabled === false ? 0 : 1,
+        repeat_actions: body.repeat_actions === true ? 1 : 0,
         state: 'INSUFFICIENT_DATA',
         state_reason: 'Unchecked: the alarm was just created',
         state_updated_at: now,
         last_evaluated_at: null,
+        last_notified_at: null,
         created_at: now,
       };
       await trx.insertInto('alarms').values(values).execute();
@@ -172,6 +174,7 @@ export class AlarmService {
       ok_actions: (JSON.parse(row.ok_actions) as string[]).map(hideUserinfo),
       insufficient_data_actions: (JSON.parse(row.insufficient_data_actions) as string[]).map(hideUserinfo),
       enabled: row.enabled === 1,
+      repeat_actions: row.repeat_actions === 1,
       state: row.state as AlarmState,
       state_reason: row.state_reason,
       state_updated_at: heatTime(new Date(row.state_updated_at)),

@@ -4,6 +4,7 @@ import { migration0004 } from './migrations/0004_metrics_alarms.ts';
 import { migration0005 } from './migrations/0005_signal_bodies.ts';
 import { migration0006 } from './migrations/0006_byte_order_names.ts';
 import { migration0007 } from './migrations/0007_nul_free_text.ts';
+import { migration0008 } from './migrations/0008_alarm_repeat_actions.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -172,5 +173,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0005_signal_bodies': migration0005,
     '0006_byte_order_names': migration0006(dialect),
     '0007_nul_free_text': migration0007(dialect),
+    '0008_alarm_repeat_actions': migration0008,
   };
 }

@@ -43,10 +43,14 @@ export interface AlarmsTable {
   insufficient_data_actions: string;
   /** 1 or 0. */
   enabled: number;
+  /** 1: the actions of the current state are queued again once per period while it lasts; 0: on changes only. */
+  repeat_actions: number;
   state: string;
   state_reason: string;
   state_updated_at: string;
   last_evaluated_at: string | null;
+  /** When the actions of the current state were last queued (a change or a repeat); null before the first. */
+  last_notified_at: string | null;
   created_at: string;
 }
 
