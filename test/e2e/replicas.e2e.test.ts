@@ -399,6 +399,8 @@ test('alarm evaluation and actuator deliveries run once across replicas: one web
       const scaled = () => hooks.posts.filter((post) => post.path === '/scale').map((post) => post.body as unknown as ActuatorWebhook);
       const alarmed = () => hooks.posts.filter((post) => post.path === '/alarm');
       await until('the initial capacity webhook', 20_000, async () => (scaled().length >= 1 ? true : undefined));
+      // As the provisioner reports it: only a member's samples may name the group.
+      expectStatus(await onA('POST', '/stacks/web/scaling_groups/workers/members', { add: [vm.id] }), 200, 'add the member');
 
       const policy = await onB<{ scaling_policy: ScalingPolicy }>('POST', '/stacks/web/scaling_policies', {
         name: 'scale-up',

@@ -98,6 +98,7 @@ test('outage errors are recognised (503), other errors are not', () => {
     new Error('timeout exceeded when trying to connect'),
     new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })], 'all failed'),
     Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+    Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }),
   ]) {
     assert.equal(isStoreUnavailable(error), true, error.message);
   }
@@ -424,6 +425,55 @@ test(
   },
 );
 
+test(
+  'a read that times out behind a lock ends on the server too: timed-out reads leave no backends behind to pile up',
+  { skip },
+  async () => {
+    const { database, store, close } = await storeWithShortLimits();
+    // A lock held far longer than the query timeout (an operator's session, a long migration by a
+    // newer replica): every read of the table waits on it.
+    const holder = new pg.Client({ connectionString: database.url });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    const waiting = async () =>
+      (
+        await holder.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+        )
+      ).rows[0]!.n;
+    try {
+      await holder.query('begin');
+      await holder.query('lock table projects in access exclusive mode');
+      const reads = () => store.reader.selectFrom('projects').select('id').execute();
+      for (const round of [1, 2]) {
+        const failed = await within(
+          3 * SHORT_LIMITS.queryTimeoutMs,
+          `round ${round} of reads answered`,
+          Promise.allSettled(Array.from({ length: 9 }, reads)),
+        );
+        for (const outcome of failed) {
+          assert.equal(outcome.status, 'rejected');
+          assert.ok(isStoreUnavailable(outcome.reason), `an outage error (503): ${String(outcome.reason)}`);
+        }
+        // The pool dropped those connections; their backends must not keep waiting on the lock,
+        // or every round opens 9 more, past the 11 per replica that max_connections is sized for.
+        let left = await waiting();
+        for (let i = 0; left > 0 && i < 30; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          left = await waiting();
+        }
+        assert.equal(left, 0, `round ${round}: backends still waiting on the lock after their reads timed out`);
+      }
+      await holder.query('rollback');
+      await within(SHORT_LIMITS.queryTimeoutMs, 'a read once the lock is free', reads());
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      await holder.end();
+      await close();
+    }
+  },
+);
+
 test('writes do not queue behind reads: a commit goes through while every read connection is busy', { skip }, async () => {
   const { store, close } = await storeWithShortLimits();
   try {
@@ -489,6 +539,58 @@ test('a running store whose database is dropped, or whose role may no longer log
     await app.close();
   }
 });
+
+test(
+  'a database that turned read-only (a standby after a switchover) answers writes 503, not 500, and nothing is stored',
+  { skip },
+  async () => {
+    const database = await createTestDatabase(cluster!.url);
+    const { buildApp } = await import('../app.ts');
+    const app = await buildApp({
+      dataDir: '/nonexistent',
+      databaseUrl: database.url,
+      adminToken: 'admin-secret',
+      secretKey: 'unit-test-secret-key-0123456789',
+      publicUrl: 'http://127.0.0.1:9',
+    });
+    const admin = new pg.Client({ connectionString: cluster!.url });
+    await admin.connect();
+    const name = new URL(database.url).pathname.slice(1);
+    // New sessions take the database's default: ending hearth's makes every one of its next connections read-only.
+    const reconnectAll = () =>
+      admin.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name like 'hearth-server%' and datname = $1", [
+        name,
+      ]);
+    const headers = { 'x-auth-token': 'admin-secret' };
+    const register = (serverName: string) =>
+      app.inject({ method: 'POST', url: '/v1/default/servers', headers, payload: { name: serverName } });
+    try {
+      await admin.query(`alter database "${name}" set default_transaction_read_only = on`);
+      await reconnectAll();
+      for (const serverName of ['read-only-1', 'read-only-2']) {
+        const reply = await register(serverName);
+        assert.equal(reply.statusCode, 503, `a write to a read-only database: ${reply.body}`);
+        assert.equal(reply.json<{ error: { code: string } }>().error.code, 'ERR_STORE_UNAVAILABLE');
+      }
+      await admin.query(`alter database "${name}" reset default_transaction_read_only`);
+      await reconnectAll();
+      // Writable again: the connections that met the read-only database were dropped, not lent again.
+      const reply = await register('writable');
+      assert.equal(reply.statusCode, 201, reply.body);
+      const listed = await app.inject({ method: 'GET', url: '/v1/default/servers', headers });
+      assert.deepEqual(
+        listed.json<{ servers: Array<{ name: string }> }>().servers.map((server) => server.name),
+        ['writable'],
+        'nothing answered 503 was stored',
+      );
+    } finally {
+      await admin.query(`alter database "${name}" reset default_transaction_read_only`).catch(() => undefined);
+      await admin.end();
+      await app.close();
+      await database.drop();
+    }
+  },
+);
 
 test(
   'a connection that stops answering is dropped after its query times out, and the next writes and reads use a fresh one',

@@ -87,7 +87,15 @@ export function openPostgresPool(
   // itself, where pg-pool has no listener while it is lent: without one a database that goes away
   // under a query crashes the process. The query is rejected too (a 503), and the pool drops the
   // client when it is released.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    // The same bound on the server's side, queued ahead of the first query the client is lent for.
+    // query_timeout only gives up client-side: the backend went on waiting (on a lock, say) after
+    // the pool dropped its connection, and each timed-out read left one more behind, past the
+    // connections max_connections was sized for. SET, not a startup parameter, which a session-mode
+    // pgbouncer would refuse.
+    if (queryTimeoutMs > 0) client.query(`set statement_timeout = ${Math.round(queryTimeoutMs)}`).catch(() => undefined);
+  });
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingBroken(pool) }), plugins: [textGuard] }), pool };
 }
 

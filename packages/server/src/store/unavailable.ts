@@ -7,6 +7,10 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '55P03', // lock_not_available
   '57014', // query_canceled (statement timeout)
   '25P03', // idle_in_transaction_session_timeout: the session was ended, its transaction rolled back
+  // read_only_sql_transaction: the database takes no writes (a standby after a switchover, or made
+  // read-only for maintenance). hearth never opens a read-only transaction itself, so it is never
+  // the request's fault; the connection is dropped, so the next one may reach the new primary.
+  '25006',
 ]);
 
 /** Socket errors of a connection that could not be made or was lost. */
