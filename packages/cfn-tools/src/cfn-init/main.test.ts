@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ExitError } from '@hearth/agent-kit/exit';
 import { startFakeCfnApi } from '../shared/fake-cfn-api.ts';
-import { runBin } from '../shared/run-bin.ts';
+import { binEnv, binPath, runBin } from '../shared/run-bin.ts';
 import { runCfnInit } from './main.ts';
 import { recordingRunner } from './testing.ts';
 
@@ -41,6 +42,35 @@ test('no arguments: cfn-init-data is applied, logged to stderr and /var/log/cfn-
     JSON.parse(readFileSync(join(box.root, 'var/cache/heat-cfntools/last_metadata'), 'utf8')),
     init({ config: { files: { [`${box.out}/motd`]: { content: 'hi\n' } }, commands: { a: { command: `echo ran > ${box.out}/ran` } } } }),
   );
+});
+
+test("a file written without mode gets 0666 less cfn-init's umask, as the original's; a given mode or an existing file's wins", async (t) => {
+  const box = sandbox(t);
+  mkdirSync(box.out, { recursive: true });
+  writeFileSync(`${box.out}/kept`, 'old', { mode: 0o600 });
+  box.put(
+    'var/lib/heat-cfntools/cfn-init-data',
+    init({
+      config: {
+        files: {
+          [`${box.out}/secret.conf`]: { content: 'password=x\n' },
+          [`${box.out}/given`]: { content: 'x', mode: '000644' },
+          [`${box.out}/kept`]: { content: 'new' },
+        },
+      },
+    }),
+  );
+  // A hardened image's umask (CIS: 027): a file cfn-init creates must not come out world-readable.
+  const result = spawnSync('/bin/sh', ['-c', 'umask 027 && exec "$0" "$@"', process.execPath, binPath('cfn-init')], {
+    env: binEnv(box.env),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(readFileSync(`${box.out}/secret.conf`, 'utf8'), 'password=x\n');
+  assert.equal(statSync(`${box.out}/secret.conf`).mode & 0o7777, 0o640);
+  assert.equal(statSync(`${box.out}/given`).mode & 0o7777, 0o644);
+  assert.equal(statSync(`${box.out}/kept`).mode & 0o7777, 0o600);
 });
 
 test('no arguments: last_metadata wins over cfn-init-data (the original fallback order)', async (t) => {

@@ -2,13 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { verifyEc2Signature } from '@hearth/protocol/signing';
 import { runBin } from '../shared/run-bin.ts';
 import { cfnPushStatsMain } from './main.ts';
+import { collectMetrics, systemInformationSource } from './metrics.ts';
 import { parseCfnPushStatsArgs } from './options.ts';
 
 const KEY = 'AKPUSH';
@@ -155,6 +156,25 @@ test('system metrics come from systeminformation with the original’s names and
   assert.ok(sent[5]!.value > 0);
 });
 
+test('DiskSpaceUtilization is used / (used + available), as psutil and df count it, not used / size', async (t) => {
+  const fromFigures = await collectMetrics(parseCfnPushStatsArgs(['--disk-space-util']), {
+    memory: () => Promise.reject(new Error('not asked')),
+    cpuPercent: () => Promise.reject(new Error('not asked')),
+    // 10 of 100 reserved for root: full for users at 90 used.
+    disk: () => Promise.resolve({ size: 100, used: 90, available: 0 }),
+  });
+  assert.deepEqual(fromFigures, [{ name: 'DiskSpaceUtilization', unit: 'Percent', value: 100 }]);
+
+  // And from the real filesystem, against statfs (what psutil.disk_usage reads).
+  const dir = mkdtempSync(join(tmpdir(), 'cfn-push-stats-disk-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const [datum] = await collectMetrics(parseCfnPushStatsArgs(['--disk-space-util', '--disk-path', dir]), systemInformationSource());
+  const fs = statfsSync(dir);
+  const used = (fs.blocks - fs.bfree) * fs.bsize;
+  const expected = (100 * used) / (used + fs.bavail * fs.bsize);
+  assert.ok(datum !== undefined && Math.abs(datum.value - expected) < 0.5, `DiskSpaceUtilization ${datum?.value} vs statfs ${expected}`);
+});
+
 test('a refused datum (wrong secret) exits 1 with the reason; no credentials or no endpoint are errors', async (t) => {
   const rec = await receiver();
   t.after(() => rec.close());
@@ -187,6 +207,29 @@ test('the default endpoint is the CFN host on port 8003', async () => {
   });
   assert.equal(code, 0);
   assert.deepEqual(urls, ['http://127.0.0.1:8003/v1/']);
+});
+
+test("the default host is cfn-boto-cfg's cloudwatch_region_endpoint, as boto's CloudWatchConnection takes it, port 8003", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'cfn-push-stats-'));
+  mkdirSync(join(root, 'var/lib/heat-cfntools'), { recursive: true });
+  // What Heat writes: the CFN API and the CloudWatch API (heat_watch_server_url) may be different hosts.
+  writeFileSync(
+    join(root, 'var/lib/heat-cfntools/cfn-boto-cfg'),
+    '[Boto]\ndebug = 0\nis_secure = 0\nhttps_validate_certificates = 1\ncfn_region_name = heat\ncfn_region_endpoint = 127.0.0.1\n' +
+      'cloudwatch_region_name = heat\ncloudwatch_region_endpoint = localhost\n',
+  );
+  writeFileSync(join(root, 'var/lib/heat-cfntools/cfn-metadata-server'), 'http://127.0.0.1:8000/v1/');
+  const urls: string[] = [];
+  const code = await cfnPushStatsMain([...keys, '--heartbeat'], {
+    env: { HEARTH_ROOT: root },
+    stderr: sink().stream,
+    http: (options) => {
+      urls.push(options.url);
+      return Promise.resolve({ status: 200, headers: {}, body: Buffer.alloc(0), text: () => '', json: () => ({}) as never });
+    },
+  });
+  assert.equal(code, 0);
+  assert.deepEqual(urls, ['http://localhost:8003/v1/']);
 });
 
 test('--schedule keeps pushing on the cron schedule until stopped; a bad expression is a usage error', async (t) => {

@@ -95,6 +95,7 @@ export async function cfnPushStatsMain(argv: string[], deps: CfnPushStatsDeps = 
     port: DEFAULT_CLOUDWATCH_PORT,
     forcePort: true,
     insecure: options.insecure,
+    service: 'cloudwatch',
   });
   if (!endpoint)
     throw new ExitError(

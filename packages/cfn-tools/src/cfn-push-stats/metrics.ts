@@ -71,7 +71,10 @@ export async function collectMetrics(options: CfnPushStatsOptions, source: Syste
   if (['disk-space-util', 'disk-space-used', 'disk-space-avail'].some((name) => asked.has(name as never))) {
     const disk = await source.disk(options.diskPath);
     const diskUnits = { unit: unitLabel(options.diskUnits), divisor: SIZE_UNITS[options.diskUnits] };
-    if (asked.has('disk-space-util')) data.push({ name: 'DiskSpaceUtilization', unit: 'Percent', value: percent(disk.used, disk.size) });
+    // Of the space users can have (used + available), as psutil.disk_usage and df's Use% count it: blocks
+    // reserved for root are neither, so used / size reads low (on ext4's default 5% reserve, 95 for a full disk).
+    if (asked.has('disk-space-util'))
+      data.push({ name: 'DiskSpaceUtilization', unit: 'Percent', value: percent(disk.used, disk.used + disk.available) });
     if (asked.has('disk-space-used')) data.push({ name: 'DiskSpaceUsed', unit: diskUnits.unit, value: disk.used / diskUnits.divisor });
     if (asked.has('disk-space-avail'))
       data.push({ name: 'DiskSpaceAvailable', unit: diskUnits.unit, value: disk.available / diskUnits.divisor });

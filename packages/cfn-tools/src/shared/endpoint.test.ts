@@ -42,6 +42,11 @@ test('host from cfn-boto-cfg, port from cfn-metadata-server, path /v1/; HTTPS an
     resolveCfnEndpoint(tempPaths({ boto, hint: 'http://x:8001/v1/' }), { port: 8003, forcePort: true })?.url,
     'http://10.0.0.5:8003/v1/',
   );
+  const cloudwatch = { port: 8003, forcePort: true, service: 'cloudwatch' } as const;
+  const withWatch = `${boto}cloudwatch_region_name = heat\ncloudwatch_region_endpoint = 10.0.0.9\n`;
+  assert.equal(resolveCfnEndpoint(tempPaths({ boto: withWatch }), cloudwatch)?.url, 'http://10.0.0.9:8003/v1/');
+  assert.equal(resolveCfnEndpoint(tempPaths({ boto: withWatch }))?.url, 'http://10.0.0.5:8000/v1/', 'the CFN API keeps its own host');
+  assert.equal(resolveCfnEndpoint(tempPaths({ boto }), cloudwatch)?.url, 'http://10.0.0.5:8003/v1/', 'no cloudwatch host: the CFN host');
 });
 
 test('--url wins and gets /v1/ when it has no path; no files and no --url give undefined; a bad --url is a usage error', () => {

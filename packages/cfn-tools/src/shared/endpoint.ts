@@ -1,6 +1,7 @@
 // Where the CFN API is: `--url`, or heat-cfntools' files under /var/lib/heat-cfntools: the host from
 // cfn-boto-cfg's `[Boto] cfn_region_endpoint`, the port from the URL in cfn-metadata-server. Unlike the
 // original, a URL ending in `/v1/` (what Heat writes) keeps its port, and `is_secure = 1` means HTTPS.
+// cfn-push-stats takes its host from `cloudwatch_region_endpoint` instead, as boto's CloudWatchConnection does.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
@@ -31,7 +32,10 @@ export function botoConfigFile(paths: Pick<AgentPaths, 'heatCfntoolsDir'>): stri
 
 /** The `[Boto]` settings heat-cfntools reads, as written by Heat. */
 export interface BotoConfig {
+  /** `cfn_region_endpoint`. */
   endpointHost: string | undefined;
+  /** `cloudwatch_region_endpoint`: Heat writes the host of its CloudWatch API (heat_watch_server_url) here. */
+  cloudwatchEndpointHost: string | undefined;
   isSecure: boolean;
   validateCertificates: boolean;
 }
@@ -56,9 +60,10 @@ export function readBotoConfig(path: string): BotoConfig | undefined {
   if (text === undefined) return undefined;
   // boto reads this file with Python's ConfigParser, which keeps quotes.
   const doc = parseIni(text, path, { stripQuotes: false });
-  const host = iniValue(doc, 'Boto', 'cfn_region_endpoint')?.trim();
+  const host = (key: string): string | undefined => iniValue(doc, 'Boto', key)?.trim() || undefined;
   return {
-    endpointHost: host === '' ? undefined : host,
+    endpointHost: host('cfn_region_endpoint'),
+    cloudwatchEndpointHost: host('cloudwatch_region_endpoint'),
     isSecure: truthy(iniValue(doc, 'Boto', 'is_secure'), false),
     validateCertificates: truthy(iniValue(doc, 'Boto', 'https_validate_certificates'), true),
   };
@@ -98,6 +103,8 @@ export interface ResolveEndpointOptions {
   forcePort?: boolean;
   /** `-k/--insecure`. Default false. */
   insecure?: boolean;
+  /** Which API's host: `cloudwatch` prefers `cloudwatch_region_endpoint`, then the CFN host. Default `cfn`. */
+  service?: 'cfn' | 'cloudwatch';
 }
 
 /** Checks and completes a `--url`; throws ExitError(2) when it is not an absolute http(s) URL. */
@@ -128,13 +135,17 @@ export function resolveCfnEndpoint(
   const boto = readBotoConfig(botoFile);
   const hintText = readOptional(paths.cfnMetadataHintFile);
   const hint = hintText === undefined ? undefined : parseMetadataServerHint(hintText);
-  const host = boto?.endpointHost ?? hint?.host;
+  const cloudwatchHost = options.service === 'cloudwatch' ? boto?.cloudwatchEndpointHost : undefined;
+  const host = cloudwatchHost ?? boto?.endpointHost ?? hint?.host;
   if (host === undefined) return undefined;
   const secure = boto?.isSecure === true || hint?.protocol === 'https:';
   const fallbackPort = options.port ?? DEFAULT_CFN_PORT;
   const port = options.forcePort ? fallbackPort : (hint?.port ?? fallbackPort);
   const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  const origins = [boto?.endpointHost !== undefined ? botoFile : undefined, hint !== undefined ? paths.cfnMetadataHintFile : undefined];
+  const origins = [
+    cloudwatchHost !== undefined || boto?.endpointHost !== undefined ? botoFile : undefined,
+    hint !== undefined ? paths.cfnMetadataHintFile : undefined,
+  ];
   return {
     url: `${secure ? 'https' : 'http'}://${bracketed}:${port}${CFN_API_PATH}`,
     insecure: (options.insecure ?? false) || boto?.validateCertificates === false,

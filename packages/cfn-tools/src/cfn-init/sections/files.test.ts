@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StepError } from '../context.ts';
@@ -29,7 +29,7 @@ test('string, JSON, base64 and mustache content; modes; parent dirs made; change
   assert.equal(statSync(`${root}/a/b/plain.txt`).mode & 0o7777, 0o600);
   assert.deepEqual(JSON.parse(readFileSync(`${root}/data.json`, 'utf8')), { name: 'web', ports: [80, 443], tls: { on: true } });
   assert.match(readFileSync(`${root}/data.json`, 'utf8'), /^\{\n {4}"name": "web",/);
-  assert.equal(statSync(`${root}/data.json`).mode & 0o7777, 0o644);
+  assert.equal(statSync(`${root}/data.json`).mode & 0o7777, 0o666 & ~process.umask(), '0666 less the umask (0644 under 022)');
   assert.deepEqual([...readFileSync(`${root}/bin.dat`)], [0, 1, 2, 255]);
   assert.equal(statSync(`${root}/bin.dat`).mode & 0o7777, 0o755);
   assert.equal(readFileSync(`${root}/tpl.conf`, 'utf8'), 'server db&lt;1&gt;:5432\na;b;');
@@ -59,6 +59,41 @@ test('a shorter file replaces a longer one whole; an existing mode is kept when 
   await applyFiles(fakeContext(recordingRunner()).context, { [`${root}/f`]: { content: 'short' } });
   assert.equal(readFileSync(`${root}/f`, 'utf8'), 'short');
   assert.equal(statSync(`${root}/f`).mode & 0o7777, 0o600);
+});
+
+test('a path that is a symlink is written through it, as the original does: the link stays, its target gets the content', async (t) => {
+  const root = tempRoot(t);
+  mkdirSync(`${root}/real`);
+  writeFileSync(`${root}/real/resolv.conf`, 'old\n', { mode: 0o640 });
+  symlinkSync('real/resolv.conf', `${root}/resolv.conf`);
+  symlinkSync(`${root}/resolv.conf`, `${root}/chain`);
+  symlinkSync('missing.conf', `${root}/dangling`);
+  const { context } = fakeContext(recordingRunner());
+  await applyFiles(context, {
+    [`${root}/resolv.conf`]: { content: 'nameserver 127.0.0.53\n' },
+    [`${root}/dangling`]: { content: 'made\n', mode: '000600' },
+  });
+  assert.ok(lstatSync(`${root}/resolv.conf`).isSymbolicLink(), 'the link is kept');
+  assert.equal(readlinkSync(`${root}/resolv.conf`), 'real/resolv.conf');
+  assert.equal(readFileSync(`${root}/real/resolv.conf`, 'utf8'), 'nameserver 127.0.0.53\n');
+  assert.equal(statSync(`${root}/real/resolv.conf`).mode & 0o7777, 0o640, "the target's mode is kept, not the link's 0777");
+  assert.ok(lstatSync(`${root}/dangling`).isSymbolicLink());
+  assert.equal(readFileSync(`${root}/missing.conf`, 'utf8'), 'made\n');
+  assert.equal(statSync(`${root}/missing.conf`).mode & 0o7777, 0o600);
+  assert.equal(context.changes.files.size, 2);
+
+  await applyFiles(context, { [`${root}/chain`]: { content: 'via two links\n', mode: '000644' } });
+  assert.ok(lstatSync(`${root}/chain`).isSymbolicLink());
+  assert.equal(readFileSync(`${root}/real/resolv.conf`, 'utf8'), 'via two links\n');
+  assert.equal(statSync(`${root}/real/resolv.conf`).mode & 0o7777, 0o644);
+
+  const again = fakeContext(recordingRunner()).context;
+  await applyFiles(again, { [`${root}/resolv.conf`]: { content: 'via two links\n' } });
+  assert.equal(again.changes.files.size, 0, 'the same content through the link is no change');
+
+  symlinkSync('loop-b', `${root}/loop-a`);
+  symlinkSync('loop-a', `${root}/loop-b`);
+  await assert.rejects(applyFiles(again, { [`${root}/loop-a`]: { content: 'x' } }), /loop-a: too many levels of symbolic links/);
 });
 
 test('source is downloaded (through the injected fetcher) and may be a template', async (t) => {

@@ -3,9 +3,11 @@
 // Python 3); `source` is downloaded without a shell; `context` renders the text as a mustache
 // template (AWS cfn-init's pystache rules, see mustache.ts). A mode beginning 120 (e.g. "120644")
 // makes a symlink to the content. The file is replaced atomically; parent directories are made.
+// A path that is a symlink is written through (the link stays, its target gets the content, mode and
+// owner), as the original's open(path, 'w') does.
 // A file whose bytes, mode or ownership changed is recorded for services.
 import { lstat, mkdir, readFile, readlink, rename, rm, symlink, writeFile, chmod, chown } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { redactUrl } from '@hearth/agent-kit/redact';
 import { isObject, scalarText, StepError, type SectionContext } from '../context.ts';
 import { renderMustache } from '../mustache.ts';
@@ -68,6 +70,20 @@ async function content(ctx: SectionContext, path: string, meta: Record<string, u
   }
 }
 
+/** Links in a chain a path is followed through before it is given up as a loop (Linux's MAXSYMLINKS). */
+const MAX_SYMLINK_HOPS = 40;
+
+/** The file a write to `path` lands in: `path` itself, or the end of its symlink chain (which may not exist yet). */
+async function writeTarget(path: string): Promise<string> {
+  let target = path;
+  for (let hop = 0; hop < MAX_SYMLINK_HOPS; hop++) {
+    const stat = await lstat(target).catch(() => undefined);
+    if (!stat?.isSymbolicLink()) return target;
+    target = resolve(dirname(target), await readlink(target));
+  }
+  throw new StepError('files', path, null, `too many levels of symbolic links (more than ${MAX_SYMLINK_HOPS})`);
+}
+
 async function current(
   path: string,
 ): Promise<{ data: Buffer | undefined; link: string | undefined; mode: number; uid: number; gid: number } | undefined> {
@@ -82,6 +98,11 @@ async function current(
   };
 }
 
+/** A new file's mode without `mode`: 0666 less the umask, as the original's open(path, 'w') creates it (0644 under 022, 0640 under 027). */
+function newFileMode(): number {
+  return 0o666 & ~process.umask();
+}
+
 async function place(path: string, wanted: Wanted, before: Awaited<ReturnType<typeof current>>): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = join(dirname(path), `.${basename(path)}.cfn-init.${process.pid}.tmp`);
@@ -92,7 +113,7 @@ async function place(path: string, wanted: Wanted, before: Awaited<ReturnType<ty
       await writeFile(temp, wanted.data, { mode: 0o600 });
       if (wanted.uid !== undefined || wanted.gid !== undefined)
         await chown(temp, wanted.uid ?? before?.uid ?? -1, wanted.gid ?? before?.gid ?? -1);
-      await chmod(temp, wanted.mode ?? before?.mode ?? 0o644);
+      await chmod(temp, wanted.mode ?? before?.mode ?? newFileMode());
     }
     await rename(temp, path);
   } finally {
@@ -117,7 +138,10 @@ export async function applyFiles(ctx: SectionContext, files: unknown): Promise<v
       uid: await lookupId(ctx, path, 'passwd', meta.owner),
       gid: await lookupId(ctx, path, 'group', meta.group),
     };
-    const before = await current(path);
+    // Not through the link when the link itself is wanted; otherwise replacing the link would leave a
+    // regular file with the link's own mode (0777) and the target unchanged.
+    const target = isLink ? path : await writeTarget(path);
+    const before = await current(target);
     const same = isLink
       ? before?.link === wanted.data.toString('utf8')
       : before?.data?.equals(wanted.data) === true &&
@@ -129,7 +153,7 @@ export async function applyFiles(ctx: SectionContext, files: unknown): Promise<v
       continue;
     }
     try {
-      await place(path, wanted, before);
+      await place(target, wanted, before);
     } catch (error) {
       throw new StepError('files', path, null, (error as Error).message);
     }
@@ -137,6 +161,7 @@ export async function applyFiles(ctx: SectionContext, files: unknown): Promise<v
     ctx.log.info(isLink ? 'symlink written' : 'file written', {
       section: 'files',
       path,
+      ...(target === path ? {} : { target }),
       bytes: wanted.data.length,
       mode: wanted.mode?.toString(8),
     });
