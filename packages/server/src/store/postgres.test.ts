@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { WRITE_LOCK, writeLockSql, type PostgresLimits } from './postgres.ts';
+import { idleConnectionLossReporter, WRITE_LOCK, writeLockSql, type PostgresLimits } from './postgres.ts';
+import { TaskNotice } from '../domain/task-health.ts';
 import { feedPayloads } from './postgres-feed.ts';
 import { openStore, type Store } from './store.ts';
 import { isStoreUnavailable, isUnstorableText, isValueTooLong } from './unavailable.ts';
@@ -622,3 +623,51 @@ test(
     }
   },
 );
+
+test('a restart that closes every idle connection is one log line without a stack, not one stack per connection', { skip }, async () => {
+  const database = await createTestDatabase(cluster!.url);
+  const logged: unknown[] = [];
+  const store = openStore({ dataDir: '/nonexistent', databaseUrl: database.url, logError: (error) => logged.push(error) });
+  const admin = new pg.Client({ connectionString: cluster!.url });
+  await admin.connect();
+  try {
+    await store.migrate();
+    // Several idle read connections, and the write connection.
+    await Promise.all(Array.from({ length: 6 }, () => store.reader.selectFrom('projects').select('id').execute()));
+    await writeProject(store, 'before');
+    const dbName = new URL(database.url).pathname.slice(1);
+    const killed = await admin.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name = 'hearth-server' and query not ilike 'listen%'`,
+      [dbName],
+    );
+    assert.ok(killed.rowCount! >= 3, `killed ${killed.rowCount} connections`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const lines = logged.filter((error) => !(error instanceof TaskNotice) || error.fields.task === 'postgres connections');
+    assert.equal(lines.length, 1, `one line for ${killed.rowCount} lost connections: ${lines.map(String).join(' | ')}`);
+    const [line] = lines as TaskNotice[];
+    assert.ok(line instanceof TaskNotice);
+    assert.equal(line.fields.code, '57P01');
+    assert.equal(line.fields.err, undefined, 'no stack');
+    // And the store goes on, on new connections.
+    await writeProject(store, 'after');
+    const rows = await store.reader.selectFrom('projects').select('id').execute();
+    assert.ok(rows.some((row) => row.id === 'after'));
+  } finally {
+    await admin.end();
+    await store.close();
+    await database.drop();
+  }
+});
+
+test('idleConnectionLossReporter: outage errors make one line per window; other errors pass through', () => {
+  const logged: unknown[] = [];
+  const report = idleConnectionLossReporter((error) => logged.push(error), 60_000);
+  const lost = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+  for (let i = 0; i < 5; i++) report(lost);
+  const other = new Error('something else');
+  report(other);
+  assert.equal(logged.length, 2);
+  assert.ok(logged[0] instanceof TaskNotice);
+  assert.deepEqual(logged[0].fields.lost, 1);
+  assert.equal(logged[1], other);
+});

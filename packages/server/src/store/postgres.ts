@@ -2,6 +2,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 import { isStoreUnavailable } from './unavailable.ts';
+import { TaskNotice } from '../domain/task-health.ts';
 import { textGuard } from './text-guard.ts';
 import { FEED_CHANNEL, FEED_CHECK_MS, feedPayloads } from './postgres-feed.ts';
 import {
@@ -61,6 +62,41 @@ export interface PostgresPoolOptions {
   max?: number;
   /** A query unanswered this long fails as unavailable (a 503); default 30 s; 0 for no limit (migrations). */
   queryTimeoutMs?: number;
+}
+
+/** How often lost idle connections are reported: one line per window, however many went. */
+export const IDLE_LOSS_LOG_MS = 60_000;
+
+/**
+ * The pools' error reporter. A restart of PostgreSQL (or a killed backend) closes every idle
+ * connection of every pool at once, and each used to log its own error with a stack, while
+ * requests already get 503s and the feed says it lost its connection. An idle connection lost to
+ * an outage now counts toward one line a minute, without a stack; any other error is passed on.
+ */
+export function idleConnectionLossReporter(logError: (error: unknown) => void, windowMs = IDLE_LOSS_LOG_MS): (error: unknown) => void {
+  let lastLineAt = -Infinity;
+  let lost = 0;
+  return (error) => {
+    if (!isStoreUnavailable(error)) return logError(error);
+    lost++;
+    const now = Date.now();
+    if (now - lastLineAt < windowMs) return;
+    lastLineAt = now;
+    const code = (error as { code?: unknown }).code;
+    logError(
+      new TaskNotice(
+        'PostgreSQL closed idle connections: the database restarted or cannot be reached; requests get 503 until it is back, and new connections are opened as needed (logged at most once a minute)',
+        'error',
+        {
+          task: 'postgres connections',
+          code: typeof code === 'string' ? code : 'ERR_STORE_UNAVAILABLE',
+          lost,
+          message: (error as Error).message,
+        },
+      ),
+    );
+    lost = 0;
+  };
 }
 
 /** A pool of connections to one PostgreSQL database, with Kysely over it. */

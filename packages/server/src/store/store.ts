@@ -7,7 +7,14 @@ import { openSqlite } from './sqlite.ts';
 import { WriterThread } from './writer-thread.ts';
 import type { PreparedWrite } from './prepared-writes.ts';
 import { WriteQueue, type WriteUnit } from './write-queue.ts';
-import { openPostgresPool, POSTGRES_LIMITS, postgresTransactionHooks, runPreparedOnPostgres, type PostgresLimits } from './postgres.ts';
+import {
+  idleConnectionLossReporter,
+  openPostgresPool,
+  POSTGRES_LIMITS,
+  postgresTransactionHooks,
+  runPreparedOnPostgres,
+  type PostgresLimits,
+} from './postgres.ts';
 import { FeedListener } from './postgres-feed.ts';
 import { HearthError } from '../domain/errors.ts';
 
@@ -117,8 +124,10 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
   // Writes have a connection of their own: a burst of reads (hundreds of event streams or
   // long-polls re-reading at once) queues for the read pool, never in front of a signal's commit.
   // One is all the write queue uses: it runs one transaction at a time.
-  const { db } = openPostgresPool(url, logError, { max: READ_CONNECTIONS, queryTimeoutMs: limits.queryTimeoutMs });
-  const { db: writer } = openPostgresPool(url, logError, { max: 1, queryTimeoutMs: limits.queryTimeoutMs });
+  // One report for all the pools: a restart closes every idle connection of each at once.
+  const poolError = idleConnectionLossReporter(logError);
+  const { db } = openPostgresPool(url, poolError, { max: READ_CONNECTIONS, queryTimeoutMs: limits.queryTimeoutMs });
+  const { db: writer } = openPostgresPool(url, poolError, { max: 1, queryTimeoutMs: limits.queryTimeoutMs });
   const listener = new FeedListener(url, {
     onRemoteCommit: options.onRemoteCommit ?? (() => undefined),
     onResync: options.onResync ?? (() => undefined),
@@ -143,7 +152,7 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
       // On a connection without the query timeout: rewriting a large table or building an index
       // can take minutes, and a timed-out migration only failed the upgrade (rolled back) after
       // 30 s of work. A lost server is still noticed (TCP keepalive, see openPostgresPool).
-      const { db: migrator } = openPostgresPool(url, logError, { max: 1, queryTimeoutMs: 0 });
+      const { db: migrator } = openPostgresPool(url, poolError, { max: 1, queryTimeoutMs: 0 });
       let applied: string[];
       try {
         applied = await migrateToLatest(migrator, 'postgres', options);
