@@ -2,9 +2,9 @@
 // its identity and metadata, the collectors' caches, the deployed markers, the signal outbox and every credential,
 // including those in a keyring the config names (clean-keyring.ts).
 // What the image itself provides (hook launchers, templates, local-data, units, cfn-hup hooks) stays.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { agentPaths } from '@hearth/agent-kit/paths';
+import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { HEARTH_ROOT_ENV, agentPaths } from '@hearth/agent-kit/paths';
 import { ExitError } from '@hearth/agent-kit/exit';
 
 /** Options of clean. */
@@ -39,26 +39,62 @@ function fileAt(path: string, what: string): CleanTarget[] {
   return existsSync(path) ? [{ path, what }] : [];
 }
 
+/** Symlinks followed in one path before clean gives up on it (the kernel's limit). */
+const MAX_SYMLINKS = 40;
+
+/**
+ * `path`, a directory under `root`, with every symlink on the way followed inside `root`, as the guest (a chroot) sees
+ * it: a rootfs's absolute links (Debian's /var/run -> /run) must not lead clean to the host's files.
+ */
+function insideRoot(root: string, path: string): string {
+  let resolved = root;
+  const pending = relative(root, path).split('/');
+  for (let links = 0; pending.length > 0;) {
+    const name = pending.shift()!;
+    if (name === '' || name === '.') continue;
+    if (name === '..') {
+      if (resolved !== root) resolved = dirname(resolved);
+      continue;
+    }
+    const next = join(resolved, name);
+    let target: string;
+    try {
+      target = readlinkSync(next);
+    } catch {
+      resolved = next; // not a link (or not there): taken as it is
+      continue;
+    }
+    if ((links += 1) > MAX_SYMLINKS) throw new ExitError(1, `clean: too many symbolic links in ${path}; nothing was removed`);
+    pending.unshift(...target.split('/'));
+    if (target.startsWith('/')) resolved = root;
+  }
+  return resolved;
+}
+
 /** Everything clean would remove under the given options' paths, in a stable order. */
 export function cleanTargets(options: Pick<CleanOptions, 'keepConfig' | 'env'>): CleanTarget[] {
+  const root = options.env[HEARTH_ROOT_ENV] ? resolve(options.env[HEARTH_ROOT_ENV]) : '/';
+  // A dir under HEARTH_ROOT is resolved inside it; a file keeps its own name (rmSync removes a link, not its target).
+  const dirAt = (path: string) => (root !== '/' && resolve(path).startsWith(`${root}/`) ? insideRoot(root, resolve(path)) : path);
+  const fileIn = (path: string) => join(dirAt(dirname(path)), basename(path));
   const paths = agentPaths(options.env);
   // The hooks live in heat-config's dir and local-data in the collector's cache dir by default: both are the image's.
   const keepInHeatConfig =
     dirname(paths.heatConfigHooksDir) === paths.heatConfigDir ? new Set([basename(paths.heatConfigHooksDir)]) : undefined;
   const keepInCache = dirname(paths.localDataDir) === paths.collectCacheDir ? new Set([basename(paths.localDataDir)]) : undefined;
   const targets = [
-    ...entriesOf(paths.heatCfntoolsDir, 'instance identity and boot data (heat-cfntools)'),
-    ...fileAt(paths.heatLocalDataPath, 'boot metadata'),
-    ...entriesOf(paths.cfnCacheDir, 'metadata cache (cfn)'),
-    ...fileAt(join(paths.cfnConfigDir, 'cfn-credentials'), 'credentials (cfn)'),
-    ...entriesOf(paths.collectCacheDir, 'metadata cache (os-collect-config)', keepInCache),
-    ...entriesOf(paths.collectBackupCacheDir, 'metadata cache backup (os-collect-config)'),
-    ...entriesOf(paths.heatConfigDir, 'deployment state (heat-config)', keepInHeatConfig),
-    ...entriesOf(paths.heatConfigDeployedDir, 'deployed markers'),
-    ...fileAt(paths.heatConfigFile, 'rendered deployments'),
-    ...entriesOf(paths.stateDir, 'outbox, credentials and state (hearth)'),
-    ...fileAt(paths.refreshLockFile, 'lock'),
-    ...(options.keepConfig ? [] : fileAt(paths.collectConfigFile, 'collector config with credentials')),
+    ...entriesOf(dirAt(paths.heatCfntoolsDir), 'instance identity and boot data (heat-cfntools)'),
+    ...fileAt(fileIn(paths.heatLocalDataPath), 'boot metadata'),
+    ...entriesOf(dirAt(paths.cfnCacheDir), 'metadata cache (cfn)'),
+    ...fileAt(fileIn(join(paths.cfnConfigDir, 'cfn-credentials')), 'credentials (cfn)'),
+    ...entriesOf(dirAt(paths.collectCacheDir), 'metadata cache (os-collect-config)', keepInCache),
+    ...entriesOf(dirAt(paths.collectBackupCacheDir), 'metadata cache backup (os-collect-config)'),
+    ...entriesOf(dirAt(paths.heatConfigDir), 'deployment state (heat-config)', keepInHeatConfig),
+    ...entriesOf(dirAt(paths.heatConfigDeployedDir), 'deployed markers'),
+    ...fileAt(fileIn(paths.heatConfigFile), 'rendered deployments'),
+    ...entriesOf(dirAt(paths.stateDir), 'outbox, credentials and state (hearth)'),
+    ...fileAt(fileIn(paths.refreshLockFile), 'lock'),
+    ...(options.keepConfig ? [] : fileAt(fileIn(paths.collectConfigFile), 'collector config with credentials')),
   ];
   // An entry removed whole makes the targets inside it redundant (by default the deployed dir sits in heat-config's dir).
   const seen = new Set<string>();

@@ -19,7 +19,13 @@ export const BUILTINS = ['clean', 'install', 'hook', 'secret'] as const;
 /** Where the image puts the executable and its links. Default install prefix /usr. */
 export const DEFAULT_PREFIX = '/usr';
 
+/** `text` as one sh word: single-quoted, each `'` written as `'\''`. */
+function shellWord(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
 /** The launcher heat-config runs for one hook group: a shell script, so it works with no link magic. */
 export function hookLauncher(agentPath: string, group: string): string {
-  return `#!/bin/sh\n# heat-config hook "${group}", served by hearth-agent.\nexec ${agentPath} hook ${group} "$@"\n`;
+  // Quoted: an agent path with a space or a `$` (--agent) must reach exec as one word, unexpanded.
+  return `#!/bin/sh\n# heat-config hook "${group}", served by hearth-agent.\nexec ${shellWord(agentPath)} hook ${group} "$@"\n`;
 }

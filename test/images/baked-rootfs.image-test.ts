@@ -91,7 +91,7 @@ test(
       ]) {
         assert.equal(readlinkSync(join(rootfs, 'usr/bin', command)), '/usr/bin/hearth-agent', command);
       }
-      assert.match(readFileSync(join(rootfs, 'var/lib/heat-config/hooks/script'), 'utf8'), /exec \/usr\/bin\/hearth-agent hook script/);
+      assert.match(readFileSync(join(rootfs, 'var/lib/heat-config/hooks/script'), 'utf8'), /exec '\/usr\/bin\/hearth-agent' hook script/);
       for (const unit of ['os-collect-config.service', 'heat-config-notify.service', 'cfn-hup.service']) {
         assert.ok(lstatSync(join(rootfs, 'etc/systemd/system/multi-user.target.wants', unit)).isSymbolicLink(), `${unit} enabled`);
       }

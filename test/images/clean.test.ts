@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
@@ -88,4 +88,34 @@ test('clean refuses an unknown argument with exit 2 and removes nothing', async 
     (error: unknown) => error instanceof ExitError && error.exitCode === 2 && /unknown argument "--force"/.test(error.message),
   );
   assert.equal(existsSync(join(root, 'var/lib/hearth/credentials.json')), true);
+});
+
+test("clean under HEARTH_ROOT follows a rootfs's absolute symlinks inside it, never to the host's files", (t) => {
+  const root = usedRoot();
+  // Debian's rootfs has var/run -> /run. Here the link names a decoy standing for the host's /run, so the old
+  // behaviour (following it on the host) cannot touch this machine's /run.
+  const host = mkdtempSync(join(tmpdir(), 'hearth-clean-host-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  t.after(() => rmSync(host, { recursive: true, force: true }));
+  const hostFiles = ['os-collect-config/heat_local.json', 'heat-config/heat-config', 'os-refresh-config.lock'];
+  for (const file of hostFiles) {
+    mkdirSync(dirname(join(host, file)), { recursive: true });
+    writeFileSync(join(host, file), 'the host');
+  }
+  rmSync(join(root, 'var/run'), { recursive: true });
+  symlinkSync(host, join(root, 'var/run'));
+  // What the guest sees at /var/run: <root><host>, the rootfs's own files.
+  const guestRun = join(root, host);
+  for (const file of hostFiles) {
+    mkdirSync(dirname(join(guestRun, file)), { recursive: true });
+    writeFileSync(join(guestRun, file), 'the guest');
+  }
+  const listed = clean({ dryRun: true, keepConfig: false, env: { HEARTH_ROOT: root } });
+  for (const { path } of listed) assert.ok(path.startsWith(`${root}/`), `${path} is outside the rootfs`);
+  clean({ dryRun: false, keepConfig: false, env: { HEARTH_ROOT: root } });
+  for (const file of hostFiles) {
+    assert.equal(existsSync(join(host, file)), true, `the host's ${file} must stay`);
+    assert.equal(existsSync(join(guestRun, file)), false, `the guest's ${file} must go`);
+  }
+  assert.deepEqual(readdirSync(join(guestRun, 'os-collect-config')), []);
 });

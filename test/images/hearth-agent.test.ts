@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -113,13 +113,33 @@ test('install --root links every command to the agent and writes executable hook
   for (const name of COMMANDS) assert.equal(readlinkSync(join(rootfs, 'usr/bin', name)), '/usr/bin/hearth-agent');
   const launcher = join(rootfs, 'var/lib/heat-config/hooks/script');
   assert.equal(statSync(launcher).mode & 0o777, 0o755);
-  assert.match(readFileSync(launcher, 'utf8'), /^#!\/bin\/sh\n[^]*exec \/usr\/bin\/hearth-agent hook script "\$@"\n$/);
+  assert.match(readFileSync(launcher, 'utf8'), /^#!\/bin\/sh\n[^]*exec '\/usr\/bin\/hearth-agent' hook script "\$@"\n$/);
   // Run again with another prefix: its links and launchers are replaced, not doubled.
   const again = agent(bundle, ['install', '--root', rootfs, '--prefix', '/usr/local']);
   assert.equal(again.status, 0, again.stderr);
   assert.equal(readlinkSync(join(rootfs, 'usr/local/bin/cfn-signal')), '/usr/local/bin/hearth-agent');
-  assert.match(readFileSync(launcher, 'utf8'), /exec \/usr\/local\/bin\/hearth-agent hook script/);
+  assert.match(readFileSync(launcher, 'utf8'), /exec '\/usr\/local\/bin\/hearth-agent' hook script/);
   const bad = agent(bundle, ['install', '--root']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /usage: hearth-agent install/);
+});
+
+test("install --agent with a space, a quote and a $ in its path writes launchers that run that agent's hook", () => {
+  // The agent where such a path points: a real copy of the bundle.
+  const odd = join(dir, "odd dir's $HOME");
+  mkdirSync(odd, { recursive: true });
+  copyFileSync(bundle, join(odd, 'hearth-agent'));
+  chmodSync(join(odd, 'hearth-agent'), 0o755);
+  const rootfs = join(dir, 'rootfs-odd');
+  const result = agent(bundle, ['install', '--root', rootfs, '--agent', join(odd, 'hearth-agent')]);
+  assert.equal(result.status, 0, result.stderr);
+  const work = join(dir, 'odd-work');
+  const deployment = { id: 'd2', name: 'd2', group: 'script', config: '#!/bin/sh\necho launched\n', inputs: [], outputs: [], options: {} };
+  const hook = agent(join(rootfs, 'var/lib/heat-config/hooks/script'), [], JSON.stringify(deployment), {
+    HEARTH_ROOT: work,
+    HEAT_SCRIPT_WORKING: join(work, 'w'),
+    HEAT_SCRIPT_OUTPUTS: join(work, 'o'),
+  });
+  assert.equal(hook.status, 0, hook.stderr);
+  assert.equal(JSON.parse(hook.stdout).deploy_stdout, 'launched\n');
 });
