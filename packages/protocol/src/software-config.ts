@@ -12,27 +12,33 @@ export const ParameterType = Type.Union([
 ]);
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
 
-/** An input declared by a software config (Heat: name required, type default String). */
+/**
+ * An input declared by a software config (Heat: name required, type default String). A key given
+ * as null is taken as absent, as Heat drops null-valued keys before it applies defaults.
+ */
 export const ConfigInput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
-    type: Type.Optional(ParameterType),
+    type: Type.Optional(Type.Union([ParameterType, Type.Null()])),
     default: Type.Optional(JsonValue),
-    replace_on_change: Type.Optional(Type.Boolean()),
+    replace_on_change: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     value: Type.Optional(JsonValue),
   },
   { additionalProperties: false },
 );
 export type ConfigInput = Static<typeof ConfigInput>;
 
-/** An output declared by a software config; `error_output` marks an output that fails the deployment. */
+/**
+ * An output declared by a software config; `error_output` marks an output that fails the deployment.
+ * A key given as null is taken as absent (Heat).
+ */
 export const ConfigOutput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
-    type: Type.Optional(ParameterType),
-    error_output: Type.Optional(Type.Boolean()),
+    type: Type.Optional(Type.Union([ParameterType, Type.Null()])),
+    error_output: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   },
   { additionalProperties: false },
 );

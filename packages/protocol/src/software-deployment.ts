@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { JsonObject, Name, ServerId, Timestamp, Uuid } from './common.ts';
 import { ResourceName } from './stack.ts';
 
-/** Deployment actions (Heat resources use these five). */
+/** Deployment actions Heat's resources use; the API takes any action name (see ActionName). */
 export const DEPLOYMENT_ACTIONS = ['CREATE', 'UPDATE', 'DELETE', 'SUSPEND', 'RESUME'] as const;
 export const DeploymentAction = Type.Union([
   Type.Literal('CREATE'),
@@ -40,6 +40,11 @@ export const DEFAULT_DEPLOYMENT_TIMEOUT = 3600;
 /** Largest deployment timeout accepted, in seconds (7 days). */
 export const MAX_DEPLOYMENT_TIMEOUT = 7 * 24 * 3600;
 
+/**
+ * An action name: one of DEPLOYMENT_ACTIONS or a custom one, as Heat takes any string (heatclient's
+ * `--action`: "This can be a custom action"); it reaches the hook as `deploy_action`.
+ */
+const ActionName = Type.String({ minLength: 1, maxLength: 255 });
 const Timeout = Type.Integer({ minimum: 1, maximum: MAX_DEPLOYMENT_TIMEOUT });
 const Reason = Type.String({ maxLength: 4096 });
 
@@ -49,8 +54,8 @@ export const SoftwareDeploymentCreate = Type.Object(
     config_id: Uuid,
     server_id: ServerId,
     input_values: Type.Optional(Type.Union([JsonObject, Type.Null()])),
-    action: Type.Optional(DeploymentAction),
-    status: Type.Optional(DeploymentStatus),
+    action: Type.Optional(Type.Union([ActionName, Type.Null()])),
+    status: Type.Optional(Type.Union([DeploymentStatus, Type.Null()])),
     status_reason: Type.Optional(Type.Union([Reason, Type.Null()])),
     stack_user_project_id: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
     name: Type.Optional(Type.Union([Name, Type.Null()])),
@@ -70,7 +75,8 @@ export const SoftwareDeploymentUpdate = Type.Object(
     config_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
     input_values: Type.Optional(Type.Union([JsonObject, Type.Null()])),
     output_values: Type.Optional(Type.Union([JsonObject, Type.Null()])),
-    action: Type.Optional(Type.Union([DeploymentAction, Type.Null()])),
+    // Empty is skipped, as every empty value of an update is (Heat).
+    action: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
     status: Type.Optional(Type.Union([DeploymentStatus, Type.Null()])),
     status_reason: Type.Optional(Type.Union([Reason, Type.Null()])),
     timeout: Type.Optional(Type.Union([Timeout, Type.Null()])),

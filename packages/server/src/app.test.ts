@@ -158,7 +158,7 @@ test('bad input gets a coded 4xx and changes nothing', async () => {
       ],
       [
         'bad action',
-        { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { action: 'EXPLODE' } },
+        { method: 'PUT', url: `/v1/default/software_deployments/${deploymentId}`, headers: ADMIN, payload: { action: 'A'.repeat(256) } },
         400,
         'ERR_REQUEST_INVALID',
       ],

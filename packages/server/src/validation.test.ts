@@ -28,11 +28,11 @@ test('a schema failure names each bad value once, with what it must be', async (
       method: 'POST',
       url: '/v1/default/software_deployments',
       headers: ADMIN,
-      payload: { config_id: '00000000-0000-4000-8000-000000000000', server_id: 'x', action: 'BOGUS' },
+      payload: { config_id: '00000000-0000-4000-8000-000000000000', server_id: 'x', signal_transport: 'BOGUS' },
     });
     assert.equal(
       action.json<{ error: { details: { reason: string } } }>().error.details.reason,
-      'body/action must be one of "CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME"',
+      'body/signal_transport must be one of "HEARTH_SIGNAL", "CFN_SIGNAL", "HEAT_SIGNAL", "TEMP_URL_SIGNAL", "NO_SIGNAL"',
     );
     const limit = await app.inject({ url: '/v1/default/events?limit=abc', headers: ADMIN });
     assert.equal(limit.json<{ error: { details: { reason: string } } }>().error.details.reason, 'querystring/limit must be integer');

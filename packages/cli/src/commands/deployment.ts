@@ -2,12 +2,32 @@ import type { SoftwareDeployment, SoftwareDeploymentCreate, SoftwareDeploymentUp
 import { HearthApiError, type HearthClient } from '@hearth/client';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
-import { collect, parseChoice, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
+import { collect, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
 import { formatFields, formatTable } from '../output.ts';
 import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { registerDeploymentOutputCommand } from './deployment-output.ts';
 import { registerDeploymentWaitCommand } from './deployment-wait.ts';
+
+/** Longest action name hearth-server takes (Heat's column is 255 characters). */
+const MAX_ACTION_LENGTH = 255;
+
+/**
+ * `--action`: one of Heat's five in any case (given back in upper case), or a custom action, which
+ * heatclient's `--action` also takes; it reaches the hook as `deploy_action`.
+ */
+export function parseAction(text: string): string {
+  const known = DEPLOYMENT_ACTIONS.find((action) => action === text.toUpperCase());
+  if (known) return known;
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (text.length === 0 || text.length > MAX_ACTION_LENGTH || /[\u0000-\u001f\u007f]/.test(text)) {
+    throw usageError(
+      `--action ${JSON.stringify(text)} is not an action name`,
+      `give ${DEPLOYMENT_ACTIONS.join(', ')} or a custom name of 1-${MAX_ACTION_LENGTH} printable characters`,
+    );
+  }
+  return text;
+}
 
 /** How many times `update --input` reads, merges and writes before it gives up on a deployment that keeps changing. */
 const MERGE_ATTEMPTS = 5;
@@ -71,7 +91,7 @@ interface CreateFlags {
 export function buildDeploymentCreate(flags: CreateFlags): SoftwareDeploymentCreate {
   const body: SoftwareDeploymentCreate = { config_id: parseId(flags.config, 'config', '--config'), server_id: flags.server };
   if (flags.input !== undefined) body.input_values = parseKeyValues(flags.input, '--input');
-  if (flags.action !== undefined) body.action = parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
+  if (flags.action !== undefined) body.action = parseAction(flags.action);
   if (flags.timeout !== undefined) body.timeout = parseSeconds(flags.timeout, '--timeout');
   if (flags.name !== undefined) body.name = flags.name;
   if (!flags.signal) body.signal_transport = 'NO_SIGNAL';
@@ -89,7 +109,7 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .requiredOption('--config <id>', 'software config id')
     .requiredOption('--server <id>', 'server id')
     .option('--input <key=value>', 'input value; KEY:=JSON for a JSON value (repeatable)', collect)
-    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')} (default CREATE)`)
+    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')} or a custom one (default CREATE)`)
     .option('--timeout <seconds>', 'seconds the agent has to signal before the deployment fails (default 3600)')
     .option('--name <name>', 'deployment name')
     .option('--no-signal', 'do not wait for a signal: the deployment is COMPLETE at once')
@@ -136,7 +156,7 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .command('update')
     .description('start a new action on a deployment, or change its inputs (merged over the current ones)')
     .argument('<id>', 'deployment id')
-    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')}`)
+    .option('--action <action>', `action: ${DEPLOYMENT_ACTIONS.join(', ')} or a custom one`)
     .option('--input <key=value>', 'input value to set; KEY:=JSON for a JSON value (repeatable)', collect)
     .action(async (id: string, flags: { action?: string; input?: string[] }, cmd: Command) => {
       const session = openSession(cmd, deps);
@@ -144,7 +164,7 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
       if (flags.action === undefined && flags.input === undefined) {
         throw usageError('nothing to update: give --action and/or --input');
       }
-      const action = flags.action === undefined ? undefined : parseChoice(flags.action, '--action', DEPLOYMENT_ACTIONS);
+      const action = flags.action === undefined ? undefined : parseAction(flags.action);
       const inputs = flags.input === undefined ? undefined : parseKeyValues(flags.input, '--input');
       const client = session.client();
       const updated =

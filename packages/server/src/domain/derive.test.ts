@@ -104,3 +104,25 @@ test('entries sort by name, ties by creation time', () => {
     ['x3', 'x2', 'x1'],
   );
 });
+
+// Heat sorts with Python, by code point; JavaScript's `<` compares UTF-16 units, which put a name
+// starting with an emoji (U+1F600, a surrogate pair from U+D83D) before one starting with U+FF21.
+test('sortDerived orders names by code point, as Python does', () => {
+  const make = (name: string, id: string) => ({ derived: { ...deriveConfig(config, row(), null), name, id }, createdAt: '1', id });
+  const sorted = sortDerived([make('\u{1F600} smile', 'emoji'), make('\uFF21 wide', 'wide'), make('z', 'ascii')]);
+  assert.deepEqual(
+    sorted.map((d) => d.id),
+    ['ascii', 'wide', 'emoji'],
+  );
+});
+
+// Heat builds the entry with `or`: a config without a body is '' (hook-script writes it to a file:
+// null fails with a TypeError, so no hook runs and nothing signals), and empty names and groups fall back.
+test('deriveConfig: a config without a body gives "", empty name and group fall back as in Heat', () => {
+  const derived = deriveConfig({ ...config, name: '', group: '', config: null }, row({ name: '' }), null);
+  assert.equal(derived.config, '');
+  assert.equal(derived.name, '00000000-0000-4000-8000-0000000000d1');
+  assert.equal(derived.group, 'Heat::Ungrouped');
+  assert.deepEqual(deriveConfig({ ...config, config: { a: 1 } }, row(), null).config, { a: 1 });
+  assert.equal(deriveConfig(config, row({ name: '' }), null).name, 'web');
+});

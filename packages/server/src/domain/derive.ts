@@ -1,6 +1,7 @@
 import { heatTime, type DerivedConfig, type SoftwareConfig, type StoredInput } from '@hearth/protocol';
 import type { DeploymentRow } from '../store/schema.ts';
 import { placementOf } from './stacks.ts';
+import { UNGROUPED } from './configs.ts';
 
 /** How the agent signals a deployment's result: the transport's `deploy_*` inputs, in order. */
 export interface SignalEndpoint {
@@ -65,27 +66,36 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
     if (index >= 0) inputs[index] = { ...inputs[index]!, value: input.value };
     else inputs.push(input);
   }
+  // Heat falls back on empty values too (`or`): an entry with an empty name is skipped by
+  // os-collect-config, and hook-script writes `config` to a file, which fails on null.
   return {
     id: deployment.derived_config_id,
-    name: deployment.name ?? config.name ?? deployment.id,
-    group: config.group,
+    name: deployment.name || config.name || deployment.id,
+    group: config.group || UNGROUPED,
     creation_time: heatTime(new Date(deployment.derived_at)),
-    config: config.config,
+    config: config.config ?? '',
     options: config.options,
     inputs,
     outputs: config.outputs,
   };
 }
 
-/** Orders a server's derived configs as Heat does: by name, ties in creation order. */
+/** Compares strings by code point, as Python does (`<` compares UTF-16 units: U+1F600 < U+FF21). */
+function compareCodePoints(a: string, b: string): number {
+  const left = a[Symbol.iterator]();
+  const right = b[Symbol.iterator]();
+  for (;;) {
+    const l = left.next();
+    const r = right.next();
+    if (l.done || r.done) return l.done === r.done ? 0 : l.done ? -1 : 1;
+    const diff = l.value.codePointAt(0)! - r.value.codePointAt(0)!;
+    if (diff !== 0) return diff;
+  }
+}
+
+/** Orders a server's derived configs as Heat does: by name (code point order), ties in creation order. */
 export function sortDerived(entries: Array<{ derived: DerivedConfig; createdAt: string; id: string }>): DerivedConfig[] {
   return entries
-    .sort((a, b) =>
-      a.derived.name < b.derived.name
-        ? -1
-        : a.derived.name > b.derived.name
-          ? 1
-          : a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
-    )
+    .sort((a, b) => compareCodePoints(a.derived.name, b.derived.name) || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
     .map((e) => e.derived);
 }
