@@ -1,6 +1,6 @@
 import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN, createConfig, createDeployment, injectUrl, testApp } from '../test-support.ts';
+import { ADMIN, createConfig, createDeployment, injectUrl, registerServer, testApp } from '../test-support.ts';
 import { nextLastModified } from './metadata.ts';
 
 test('nextLastModified: kept while the ETag is the same, else now but at least a second later', () => {
@@ -58,5 +58,38 @@ test('POLL_TEMP_URL metadata: Last-Modified moves with every change, even two in
   } finally {
     await done();
     mock.timers.reset();
+  }
+});
+
+test('a change committed while a document is being built, before anything is cached, is not lost to the cache', async () => {
+  const { app, done } = await testApp();
+  try {
+    const vm = await registerServer(app);
+    const configId = await createConfig(app);
+    // The build reads the deployments, then the collector settings: a deployment created in between
+    // is committed (and published) while no cache entry exists yet.
+    const servers = app.services.servers;
+    const collectorSettings = servers.collectorSettings.bind(servers);
+    let raced = false;
+    servers.collectorSettings = async (serverId: string) => {
+      if (!raced) {
+        raced = true;
+        await createDeployment(app, configId, vm.id, { name: 'raced' });
+      }
+      return collectorSettings(serverId);
+    };
+    const first = await app.inject({ url: '/v1/guest/metadata', headers: vm.auth });
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(first.json<{ deployments: unknown[] }>().deployments.length, 0, 'built from what it read before the change');
+    const next = await app.inject({ url: '/v1/guest/metadata', headers: vm.auth });
+    assert.equal(
+      next.json<{ deployments: unknown[] }>().deployments.length,
+      1,
+      'the next request sees the change, not a stale cached document',
+    );
+    const again = await app.inject({ url: '/v1/guest/metadata', headers: { ...vm.auth, 'if-none-match': String(first.headers.etag) } });
+    assert.equal(again.statusCode, 200, 'the first ETag is not answered 304');
+  } finally {
+    await done();
   }
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DerivedConfig, MetadataDocument } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import { topics, waitForChange, type Feed } from '../feed/feed.ts';
+import { ANY_TOPIC, topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { deriveConfig, sortDerived, type SignalEndpoint } from './derive.ts';
 import type { DeploymentRow } from '../store/schema.ts';
@@ -23,8 +23,10 @@ export type SignalEndpointFor = (deployment: DeploymentRow) => SignalEndpoint | 
 
 interface CacheEntry {
   snapshot: MetadataSnapshot;
-  unsubscribe: () => void;
 }
+
+/** The server id of a `server:<id>` topic. */
+const SERVER_TOPIC = topics.serverMetadata('');
 
 /** The validators last given out for a server's document. */
 interface Issued {
@@ -47,12 +49,15 @@ export function nextLastModified(previous: Issued | undefined, etag: string, now
 /**
  * Serves each server's metadata document from memory: built once per change, so an agent's
  * conditional GET costs a map lookup. The feed invalidates an entry when the server's deployments
- * change; a generation counter keeps a build that raced a change from being cached.
+ * change. A generation counter per server, and one for "anything may have changed" (a resync),
+ * keeps a build that raced a change from being cached: they are bumped by every change, cached or
+ * not, because the change a build must not miss is one that lands while no entry exists yet.
  */
 export class MetadataService {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly generation = new Map<string, number>();
   private readonly issued = new Map<string, Issued>();
+  private epoch = 0;
 
   constructor(
     private readonly store: Store,
@@ -61,7 +66,13 @@ export class MetadataService {
     private readonly signalEndpoint: SignalEndpointFor,
     private readonly collectorSettings: (serverId: string) => Promise<Record<string, unknown>>,
     private readonly maxEntries = 50_000,
-  ) {}
+  ) {
+    // For the life of the app: the feed drops its listeners when the app closes.
+    feed.subscribeAll((topic) => {
+      if (topic === ANY_TOPIC) this.invalidateAll();
+      else if (topic.startsWith(SERVER_TOPIC)) this.invalidate(topic.slice(SERVER_TOPIC.length));
+    });
+  }
 
   /** The derived configs of a server's deployments, in Heat's order. */
   async derivedConfigs(projectId: string, serverId: string): Promise<{ derived: DerivedConfig[]; unfetched: string[] }> {
@@ -92,6 +103,7 @@ export class MetadataService {
     const cached = this.cache.get(serverId);
     if (cached) return cached.snapshot;
     const generation = this.generation.get(serverId) ?? 0;
+    const epoch = this.epoch;
     const { derived, unfetched } = await this.derivedConfigs(projectId, serverId);
     const document: MetadataDocument = { deployments: derived, 'os-collect-config': await this.collectorSettings(serverId) };
     const body = JSON.stringify(document);
@@ -99,10 +111,9 @@ export class MetadataService {
     const lastModifiedMs = nextLastModified(this.issued.get(serverId), etag, Date.now());
     this.issued.set(serverId, { etag, lastModifiedMs });
     const snapshot: MetadataSnapshot = { body, etag, lastModified: new Date(lastModifiedMs).toUTCString(), unfetched };
-    if ((this.generation.get(serverId) ?? 0) === generation && !this.cache.has(serverId)) {
+    if ((this.generation.get(serverId) ?? 0) === generation && this.epoch === epoch && !this.cache.has(serverId)) {
       if (this.cache.size >= this.maxEntries) this.evictOne();
-      const unsubscribe = this.feed.subscribe(topics.serverMetadata(serverId), () => this.invalidate(serverId));
-      this.cache.set(serverId, { snapshot, unsubscribe });
+      this.cache.set(serverId, { snapshot });
     }
     return snapshot;
   }
@@ -127,13 +138,16 @@ export class MetadataService {
     return snapshot;
   }
 
-  /** Drops a server's cached document. */
+  /** Drops a server's cached document, and keeps a build in flight from caching what it read. */
   invalidate(serverId: string): void {
     this.generation.set(serverId, (this.generation.get(serverId) ?? 0) + 1);
-    const entry = this.cache.get(serverId);
-    if (!entry) return;
     this.cache.delete(serverId);
-    entry.unsubscribe();
+  }
+
+  /** Drops every cached document (changes may have been missed), and keeps builds in flight from caching. */
+  invalidateAll(): void {
+    this.epoch++;
+    this.cache.clear();
   }
 
   private evictOne(): void {
