@@ -90,11 +90,12 @@ async function waitWhileValid(
     revoked = true;
     ended.abort();
   };
+  let recheck: Promise<void> | undefined;
   const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), (topic) => {
     if (topic !== ANY_TOPIC) return revoke();
     // A resync (the feed may have missed a revocation): re-check, and let a live credential keep
     // waiting; ending every long-poll at once would bring all agents back together.
-    services.servers.byAccessKeyId(agent.accessKeyId).then(
+    recheck = services.servers.byAccessKeyId(agent.accessKeyId).then(
       (server) => (server ? undefined : revoke()),
       () => undefined,
     );
@@ -102,6 +103,9 @@ async function waitWhileValid(
   let snapshot: MetadataSnapshot;
   try {
     snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, etag, wait * 1000, ended.signal);
+    // The same resync also rebuilt the document, which may finish first (a deleted server's differs):
+    // the credential's answer decides before the document is sent.
+    await recheck;
   } finally {
     stop();
   }
