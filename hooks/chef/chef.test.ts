@@ -93,7 +93,7 @@ test('kitchen: cloned to kitchen_path; kept on a re-run; removed and cloned agai
     });
   const first = await runHookExecutable(HOOK, deployment('CREATE'), { env: s.env });
   assert.equal(first.result?.deploy_status_code, 0, first.stderr);
-  assert.deepEqual(s.git.calls()[0]?.argv, ['clone', 'https://git.example/k.git', kitchenPath]);
+  assert.deepEqual(s.git.calls()[0]?.argv, ['clone', '--', 'https://git.example/k.git', kitchenPath]);
   assert.match(readFileSync(join(s.working, 'client.rb'), 'utf8'), new RegExp(`cookbook_path '${kitchenPath}/cookbooks'`));
   mkdirSync(join(kitchenPath, '.git'), { recursive: true });
   writeFileSync(join(kitchenPath, 'old'), 'x');
@@ -102,6 +102,15 @@ test('kitchen: cloned to kitchen_path; kept on a re-run; removed and cloned agai
   await runHookExecutable(HOOK, deployment('UPDATE'), { env: s.env });
   assert.equal(s.git.calls().length, 2);
   assert.equal(existsSync(join(kitchenPath, 'old')), false, 'UPDATE removed the old kitchen before cloning');
+
+  // A kitchen that looks like an option reaches git as a repository.
+  const dashed = setup({ exitCode: 0 });
+  const optionLike = sampleDeployment({
+    config: '[]',
+    options: { kitchen: '--upload-pack=touch /tmp/x', kitchen_path: join(dashed.root, 'k') },
+  });
+  await runHookExecutable(HOOK, optionLike, { env: dashed.env });
+  assert.deepEqual(dashed.git.calls()[0]?.argv, ['clone', '--', '--upload-pack=touch /tmp/x', join(dashed.root, 'k')]);
 
   const failing = setup({}, undefined, { stderr: 'fatal: repository not found\n', exitCode: 128 });
   const run = await runHookExecutable(HOOK, deployment('CREATE'), { env: failing.env });

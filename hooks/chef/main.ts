@@ -82,7 +82,8 @@ async function prepareKitchen(context: HookContext, kitchen: string | undefined,
     return undefined;
   }
   log.info('cloning kitchen', { kitchen, kitchenPath });
-  const clone = await runTool('git', ['clone', kitchen, kitchenPath], { log });
+  // `--`: a kitchen (or path) beginning with '-' is a repository, never a git option (--upload-pack=... runs a command).
+  const clone = await runTool('git', ['clone', '--', kitchen, kitchenPath], { log });
   return clone.failed ? toolResult(clone) : undefined;
 }
 
