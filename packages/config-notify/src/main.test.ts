@@ -277,6 +277,22 @@ test('an unexpected error (stdin failing) is exit 70, never the 1 of a refused s
       e.exitCode === EXIT_INTERNAL &&
       /internal error: EIO: i\/o error, read; .*hand it over again/.test(e.message),
   );
+  // A drain queues nothing: its message says what becomes of the queued signals instead.
+  const { outbox } = files(hearth('http://127.0.0.1:9'));
+  writeFileSync(outbox, 'a file where the outbox dir should be');
+  await assert.rejects(
+    main(['--drain', '--once', '--outbox-dir', outbox], {
+      env,
+      stderr: sink().stream,
+      stdout: sink().stream,
+      stop: new AbortController().signal,
+    }),
+    (e: unknown) =>
+      e instanceof ExitError &&
+      e.exitCode === EXIT_INTERNAL &&
+      /^internal error: .*; the queued signals stay in the outbox: fix the cause and drain again$/.test(e.message) &&
+      !e.message.includes('may not be queued'),
+  );
 });
 
 test('usage and configuration errors are exit 78 (EX_CONFIG, never the 1 of a refusal), naming the flag or env var', () => {

@@ -76,10 +76,13 @@ export async function main(argv: string[], io: MainIo = {}): Promise<number> {
   } catch (error) {
     if (error instanceof ExitError) throw error;
     const reason = error instanceof Error ? error.message || error.name : String(error);
-    throw new ExitError(
-      EXIT_INTERNAL,
-      `internal error: ${reason}; the signal may not be queued: hand it over again (heat-config does on its next run)`,
-    );
+    // What is left to do depends on what was asked: a drain or a heartbeat queued nothing.
+    const next = argv.includes('--drain')
+      ? 'the queued signals stay in the outbox: fix the cause and drain again'
+      : argv.includes('--heartbeat')
+        ? 'the heartbeat was not sent'
+        : 'the signal may not be queued: hand it over again (heat-config does on its next run)';
+    throw new ExitError(EXIT_INTERNAL, `internal error: ${reason}; ${next}`);
   }
 }
 
