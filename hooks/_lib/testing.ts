@@ -22,6 +22,8 @@ export interface RunHookOptions {
   cwd?: string;
   /** Kill the hook after this many ms. Default 20000. */
   timeoutMs?: number;
+  /** Called with the hook's pid once it has started (to signal it). */
+  onStart?: (pid: number) => void;
 }
 
 /** Runs `executable` with `stdin` (a string as-is, anything else as JSON) and collects what it printed. */
@@ -38,6 +40,7 @@ export function runHookExecutable(executable: string, stdin: unknown, options: R
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20000);
+  if (child.pid !== undefined) options.onStart?.(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Logger, ProcessResult } from '@hearth/agent-kit';
+import { stopProcessTree, type Logger, type ProcessResult } from '@hearth/agent-kit';
 import { ToolOutputTail } from './tool-output.ts';
 
 /** Options of runTool. */
@@ -17,7 +17,15 @@ export interface RunToolOptions {
   log?: Logger;
   /** After the tool exits, how long to wait for processes it left behind to close stdout/stderr, in ms. Default 2000. */
   outputGraceMs?: number;
+  /** After a SIGTERM, SIGINT or SIGHUP, how long to wait for the tool to stop by itself before passing it on, in ms. Default 2000. */
+  signalGraceMs?: number;
 }
+
+/** Signals that would end the hook (and close the tool's stdout/stderr under it) while the tool runs. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** The stop signal this hook received while a tool ran: no further tool is started once it is set. */
+let stopping: NodeJS.Signals | undefined;
 
 /** How the tool ended (see ProcessResult), and how much of its output was dropped from the front. */
 export interface ToolResult extends ProcessResult {
@@ -68,6 +76,8 @@ export async function runTool(command: string, args: string[], options: RunToolO
   const stderr = new ToolOutputTail();
   let streams: Array<Readable | null> = [];
   const ended = await new Promise<{ code: number | null; signal: string | null; reason?: string; read: Promise<void>[] }>((resolve) => {
+    if (stopping !== undefined)
+      return resolve({ code: null, signal: null, reason: `not started: the hook received ${stopping}`, read: [] });
     // No argument, variable or path can hold a NUL (execve takes C strings); spawn would throw, naming the value.
     if ([command, ...args, cwd, ...Object.values(options.env ?? {})].some((text) => text?.includes('\0'))) {
       const reason = 'could not start: an argument, environment variable or the working directory contains a NUL byte';
@@ -80,8 +90,26 @@ export async function runTool(command: string, args: string[], options: RunToolO
     });
     streams = [child.stdout, child.stderr];
     const read = [collect(child.stdout, stdout), collect(child.stderr, stderr)];
-    child.on('error', (error) => resolve({ code: null, signal: null, reason: startError(error, command, cwd), read }));
-    child.on('exit', (code, signal) => resolve({ code, signal, ...(signal === null ? {} : { reason: `killed by ${signal}` }), read }));
+    // A unit stopping (or heat-config stopping its hook) signals every process: were the hook to die at once, the
+    // tool would write its last words (a trap's cleanup) into closed pipes and die of SIGPIPE. So the hook waits
+    // for the tool, which most likely got the signal too, and passes it on only if the tool is still there later.
+    let passOn: NodeJS.Timeout | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      stopping = signal;
+      log?.warn('signal received: waiting for the tool to stop', { signal, command: shown });
+      passOn ??= setTimeout(() => {
+        log?.warn('the tool is still running: passing the signal on to it', { signal, command: shown });
+        if (child.pid !== undefined) void stopProcessTree(child.pid, { graceMs: 5000 });
+      }, options.signalGraceMs ?? 2000);
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+    const done = (outcome: { code: number | null; signal: string | null; reason?: string; read: Promise<void>[] }): void => {
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+      clearTimeout(passOn);
+      resolve(outcome);
+    };
+    child.on('error', (error) => done({ code: null, signal: null, reason: startError(error, command, cwd), read }));
+    child.on('exit', (code, signal) => done({ code, signal, ...(signal === null ? {} : { reason: `killed by ${signal}` }), read }));
   });
   // Something the tool left running may hold stdout open: take what came within the grace, then stop reading.
   let graceTimer: NodeJS.Timeout | undefined;

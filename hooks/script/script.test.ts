@@ -248,3 +248,60 @@ test('a script that leaves a process holding its stdout: the result comes when t
   assert.equal(run.result?.deploy_status_code, 0);
   assert.doesNotThrow(() => process.kill(pid, 0), 'the background process is still running');
 });
+
+/** Polls until `path` exists (bounded), then returns its text. */
+async function waitForFile(path: string, ms = 15_000): Promise<string> {
+  const until = Date.now() + ms;
+  while (!existsSync(path)) {
+    if (Date.now() > until) assert.fail(`${path} did not appear within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return readFileSync(path, 'utf8');
+}
+
+/** A script that reports its pid, then loops until a SIGTERM, whose trap writes to stdout, stderr and a file. */
+function trappingScript(marks: string): string {
+  return `#!/bin/sh
+trap 'echo "trapped on stdout"; echo "trapped on stderr" >&2; echo done > "${marks}/trapped"; exit 7' TERM
+echo started
+echo $$ > "${marks}/pid.tmp" && mv "${marks}/pid.tmp" "${marks}/pid"
+while :; do sleep 0.05; done
+`;
+}
+
+test('a SIGTERM to the hook and its script (a unit stopping) lets the script run its trap, and the hook reports it', async () => {
+  const dirs = root();
+  const marks = mkdtempSync(join(tmpdir(), 'hook-script-term-'));
+  let hookPid = 0;
+  const running = runHookExecutable(HOOK, sampleDeployment({ config: trappingScript(marks) }), {
+    env: { HEAT_SCRIPT_WORKING: dirs.working, HEAT_SCRIPT_OUTPUTS: dirs.outputs },
+    onStart: (pid) => (hookPid = pid),
+  });
+  const scriptPid = Number(await waitForFile(join(marks, 'pid')));
+  // What systemd's KillMode=control-group (or heat-config stopping its hook) does: every process gets it.
+  process.kill(hookPid, 'SIGTERM');
+  process.kill(scriptPid, 'SIGTERM');
+  const run = await running;
+  assert.equal(await waitForFile(join(marks, 'trapped')), 'done\n', 'the trap ran to its end (no SIGPIPE)');
+  assert.equal(run.result?.deploy_status_code, 7, run.stderr);
+  assert.equal(run.result?.deploy_stdout, 'started\ntrapped on stdout\n');
+  assert.equal(run.result?.deploy_stderr, 'trapped on stderr\n');
+});
+
+test('a SIGTERM to the hook alone is passed on to its script after a grace, and the hook reports how it ended', async () => {
+  const dirs = root();
+  const marks = mkdtempSync(join(tmpdir(), 'hook-script-term-'));
+  let hookPid = 0;
+  const running = runHookExecutable(HOOK, sampleDeployment({ config: trappingScript(marks) }), {
+    env: { HEAT_SCRIPT_WORKING: dirs.working, HEAT_SCRIPT_OUTPUTS: dirs.outputs },
+    onStart: (pid) => (hookPid = pid),
+  });
+  await waitForFile(join(marks, 'pid'));
+  const sent = Date.now();
+  process.kill(hookPid, 'SIGTERM');
+  const run = await running;
+  assert.ok(Date.now() - sent >= 1500, 'the script was given the grace first');
+  assert.equal(run.result?.deploy_status_code, 7, run.stderr);
+  assert.equal(await waitForFile(join(marks, 'trapped')), 'done\n');
+  assert.match(run.stderr, /passing the signal on/);
+});
