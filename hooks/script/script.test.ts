@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_OUTPUT_CHARS } from '../_lib/result.ts';
-import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
+import { runHookExecutable, sampleDeployment, type HookRun } from '../_lib/testing.ts';
 
 const HOOK = new URL('./script', import.meta.url).pathname;
 const ID = 'c1f2a3b4-0000-4000-8000-000000000001';
@@ -259,49 +259,47 @@ async function waitForFile(path: string, ms = 15_000): Promise<string> {
   return readFileSync(path, 'utf8');
 }
 
-/** A script that reports its pid, then loops until a SIGTERM, whose trap writes to stdout, stderr and a file. */
-function trappingScript(marks: string): string {
-  return `#!/bin/sh
+/**
+ * Runs the hook on a script that reports its pid, then loops until a SIGTERM, whose trap writes to stdout, stderr
+ * and a file; resolves once the script runs, with both pids, the run and where its trap leaves its mark.
+ */
+async function startTrappingScript(): Promise<{ hookPid: number; scriptPid: number; running: Promise<HookRun>; trapped: string }> {
+  const dirs = root();
+  const marks = mkdtempSync(join(tmpdir(), 'hook-script-term-'));
+  const script = `#!/bin/sh
 trap 'echo "trapped on stdout"; echo "trapped on stderr" >&2; echo done > "${marks}/trapped"; exit 7' TERM
 echo started
 echo $$ > "${marks}/pid.tmp" && mv "${marks}/pid.tmp" "${marks}/pid"
 while :; do sleep 0.05; done
 `;
-}
-
-test('a SIGTERM to the hook and its script (a unit stopping) lets the script run its trap, and the hook reports it', async () => {
-  const dirs = root();
-  const marks = mkdtempSync(join(tmpdir(), 'hook-script-term-'));
   let hookPid = 0;
-  const running = runHookExecutable(HOOK, sampleDeployment({ config: trappingScript(marks) }), {
+  const running = runHookExecutable(HOOK, sampleDeployment({ config: script }), {
     env: { HEAT_SCRIPT_WORKING: dirs.working, HEAT_SCRIPT_OUTPUTS: dirs.outputs },
     onStart: (pid) => (hookPid = pid),
   });
   const scriptPid = Number(await waitForFile(join(marks, 'pid')));
+  return { hookPid, scriptPid, running, trapped: join(marks, 'trapped') };
+}
+
+test('a SIGTERM to the hook and its script (a unit stopping) lets the script run its trap, and the hook reports it', async () => {
+  const { hookPid, scriptPid, running, trapped } = await startTrappingScript();
   // What systemd's KillMode=control-group (or heat-config stopping its hook) does: every process gets it.
   process.kill(hookPid, 'SIGTERM');
   process.kill(scriptPid, 'SIGTERM');
   const run = await running;
-  assert.equal(await waitForFile(join(marks, 'trapped')), 'done\n', 'the trap ran to its end (no SIGPIPE)');
+  assert.equal(await waitForFile(trapped), 'done\n', 'the trap ran to its end (no SIGPIPE)');
   assert.equal(run.result?.deploy_status_code, 7, run.stderr);
   assert.equal(run.result?.deploy_stdout, 'started\ntrapped on stdout\n');
   assert.equal(run.result?.deploy_stderr, 'trapped on stderr\n');
 });
 
 test('a SIGTERM to the hook alone is passed on to its script after a grace, and the hook reports how it ended', async () => {
-  const dirs = root();
-  const marks = mkdtempSync(join(tmpdir(), 'hook-script-term-'));
-  let hookPid = 0;
-  const running = runHookExecutable(HOOK, sampleDeployment({ config: trappingScript(marks) }), {
-    env: { HEAT_SCRIPT_WORKING: dirs.working, HEAT_SCRIPT_OUTPUTS: dirs.outputs },
-    onStart: (pid) => (hookPid = pid),
-  });
-  await waitForFile(join(marks, 'pid'));
+  const { hookPid, running, trapped } = await startTrappingScript();
   const sent = Date.now();
   process.kill(hookPid, 'SIGTERM');
   const run = await running;
   assert.ok(Date.now() - sent >= 1500, 'the script was given the grace first');
   assert.equal(run.result?.deploy_status_code, 7, run.stderr);
-  assert.equal(await waitForFile(join(marks, 'trapped')), 'done\n');
+  assert.equal(await waitForFile(trapped), 'done\n');
   assert.match(run.stderr, /passing the signal on/);
 });
