@@ -39,6 +39,8 @@ export interface AppOptions {
   alarms?: AlarmSettings;
   /** How long after start deadlines that passed while the server was not running are held (default RESTART_GRACE_MS, 6 min). */
   restartGraceMs?: number;
+  /** Days events are kept before the background purge deletes them (default EVENTS_RETENTION_DAYS, 30); 0 keeps them for ever. */
+  eventsRetentionDays?: number;
 }
 
 declare module 'fastify' {
@@ -113,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicUrl: options.publicUrl ?? 'http://127.0.0.1:8000',
     alarms: options.alarms,
     restartGraceMs: options.restartGraceMs,
+    eventsRetentionDays: options.eventsRetentionDays,
     logError,
     onMigration: slowMigrationLog(app.log),
   });

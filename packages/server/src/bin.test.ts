@@ -103,6 +103,32 @@ test(
 );
 
 test(
+  'an events retention that is not a whole number of days: exit 64 naming the flag and the variable; serve --help shows it',
+  withDir(async (dir) => {
+    for (const [args, env] of [
+      [['--events-retention-days', '-3'], {}],
+      [[], { HEARTH_EVENTS_RETENTION_DAYS: '30d' }],
+    ] as const) {
+      const { code, stderr } = await hearthServer(
+        ['serve', '--listen', '127.0.0.1:0', '--public-url', 'http://127.0.0.1', '--data-dir', dir, ...args],
+        {
+          ...KEYS,
+          ...env,
+        },
+      );
+      assert.equal(code, 64, stderr);
+      assertOneLine(
+        stderr,
+        /^hearth-server: --events-retention-days \(env HEARTH_EVENTS_RETENTION_DAYS\) "(-3|30d)" is not a whole number of days/,
+      );
+    }
+    const help = await hearthServer(['serve', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--events-retention-days <days>\s+days events are kept.*\(env\s+HEARTH_EVENTS_RETENTION_DAYS, default 30\)/s);
+  }),
+);
+
+test(
   'a certificate file the database URL names and that cannot be read: exit 64 naming it, not the data dir',
   withDir(async (dir) => {
     const data = join(dir, 'data');

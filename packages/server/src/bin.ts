@@ -123,6 +123,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       secretKey: key.value,
       publicUrl: settings.publicUrl,
       logger: { level: settings.logLevel, stream: process.stderr },
+      eventsRetentionDays: settings.eventsRetentionDays,
       ...(settings.alarmSchedule === undefined ? {} : { alarms: { evaluator: { schedule: settings.alarmSchedule } } }),
     });
   } catch (error) {
@@ -217,7 +218,11 @@ withStoreOptions(
     .description('serve the API (env HEARTH_ADMIN_TOKEN and HEARTH_SECRET_KEY, else generated into the data dir)')
     .option('--listen <host:port>', 'address to listen on (env HEARTH_LISTEN, default 127.0.0.1:8000)')
     .option('--public-url <url>', 'base URL agents reach this server at (env HEARTH_PUBLIC_URL)')
-    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env HEARTH_LOG_LEVEL, default info)'),
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env HEARTH_LOG_LEVEL, default info)')
+    .option(
+      '--events-retention-days <days>',
+      'days events are kept, older ones are deleted every 10 min; 0 keeps them for ever (env HEARTH_EVENTS_RETENTION_DAYS, default 30)',
+    ),
 ).action(serve);
 withStoreOptions(program.command('migrate').description('apply database migrations and exit')).action(migrate);
 

@@ -33,6 +33,27 @@ test('HEARTH_ALARM_SCHEDULE is checked as a cron expression and passed on', () =
   assert.match(bad.errors.join('\n'), /HEARTH_ALARM_SCHEDULE every minute is not a cron expression/);
 });
 
+test('events retention: 30 days by default, the flag over HEARTH_EVENTS_RETENTION_DAYS, 0 keeps events for ever', () => {
+  assert.equal(resolveSettings({}, {}).settings?.eventsRetentionDays, 30);
+  assert.equal(resolveSettings({}, { HEARTH_EVENTS_RETENTION_DAYS: '' }).settings?.eventsRetentionDays, 30);
+  assert.equal(resolveSettings({}, { HEARTH_EVENTS_RETENTION_DAYS: '7' }).settings?.eventsRetentionDays, 7);
+  assert.equal(resolveSettings({ eventsRetentionDays: '0' }, { HEARTH_EVENTS_RETENTION_DAYS: '7' }).settings?.eventsRetentionDays, 0);
+  assert.equal(resolveSettings({ eventsRetentionDays: '36500' }, {}).settings?.eventsRetentionDays, 36500);
+});
+
+test('an events retention that is not a whole number of days from 0 to 36500 is refused, naming the flag and the variable', () => {
+  for (const value of ['-1', '1.5', '36501', '99999999', 'thirty', ' 30', '1e3', '']) {
+    const { settings, errors } = resolveSettings({ eventsRetentionDays: value }, {});
+    assert.equal(settings, undefined, value);
+    assert.equal(errors.length, 1, value);
+    assert.match(
+      errors[0]!,
+      /^--events-retention-days \(env HEARTH_EVENTS_RETENTION_DAYS\) ".*" is not a whole number of days from 0 to 36500/,
+    );
+  }
+  assert.match(resolveSettings({}, { HEARTH_EVENTS_RETENTION_DAYS: 'x' }).errors.join('\n'), /HEARTH_EVENTS_RETENTION_DAYS\) "x"/);
+});
+
 test('bad listen addresses and log levels are reported, all at once', () => {
   const { settings, errors } = resolveSettings({ listen: 'nowhere', logLevel: 'loud' }, {});
   assert.equal(settings, undefined);

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { newRandomToken } from './auth/secrets.ts';
+import { EVENTS_RETENTION_DAYS, EVENTS_RETENTION_MAX_DAYS } from './domain/events-retention.ts';
 import { sqliteFile } from './store/store.ts';
 
 /** Exit codes of hearth-server (sysexits.h), one per kind of trouble an operator can fix. */
@@ -37,6 +38,7 @@ export interface ServeFlags {
   databaseUrl?: string;
   publicUrl?: string;
   logLevel?: string;
+  eventsRetentionDays?: string;
 }
 
 /** The resolved, validated settings of one hearth-server process. */
@@ -49,12 +51,20 @@ export interface ServerSettings {
   logLevel: string;
   /** node-cron schedule of alarm evaluation (HEARTH_ALARM_SCHEDULE); unset = the evaluator's default, every 10 s. */
   alarmSchedule?: string;
+  /** Days events are kept (--events-retention-days, HEARTH_EVENTS_RETENTION_DAYS; default 30); 0 keeps them for ever. */
+  eventsRetentionDays: number;
 }
 
 /** Defaults, in one place. */
 export const DEFAULTS = { listen: '127.0.0.1:8000', dataDir: '.hearth', logLevel: 'info' } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Parses a retention in days: a whole number from 0 to EVENTS_RETENTION_MAX_DAYS, or the error naming the flag and variable. */
+export function parseRetentionDays(value: string): number | string {
+  if (/^\d{1,5}$/.test(value) && Number(value) <= EVENTS_RETENTION_MAX_DAYS) return Number(value);
+  return `--events-retention-days (env HEARTH_EVENTS_RETENTION_DAYS) ${JSON.stringify(value)} is not a whole number of days from 0 to ${EVENTS_RETENTION_MAX_DAYS} (0 keeps events for ever; default ${EVENTS_RETENTION_DAYS})`;
+}
 
 /** Parses `HOST:PORT` (IPv6 as `[::1]:8000`). */
 export function parseListen(value: string): { host: string; port: number } | string {
@@ -86,10 +96,14 @@ export function resolveSettings(
       `--listen ${listen.host}:0 picks a port at random, which agents cannot know: give --public-url (env HEARTH_PUBLIC_URL) too`,
     );
   }
+  const eventsRetentionDays = parseRetentionDays(
+    flags.eventsRetentionDays ?? (env.HEARTH_EVENTS_RETENTION_DAYS || String(EVENTS_RETENTION_DAYS)),
+  );
+  if (typeof eventsRetentionDays === 'string') errors.push(eventsRetentionDays);
   const databaseUrl = (flags.databaseUrl ?? env.HEARTH_DATABASE_URL) || undefined;
   const databaseUrlError = databaseUrl === undefined ? undefined : checkDatabaseUrl(databaseUrl);
   if (databaseUrlError) errors.push(databaseUrlError);
-  if (errors.length > 0 || typeof listen === 'string') return { errors };
+  if (errors.length > 0 || typeof listen === 'string' || typeof eventsRetentionDays === 'string') return { errors };
   const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
   const hostForUrl = wildcard ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const warnings =
@@ -109,6 +123,7 @@ export function resolveSettings(
       publicUrl: (publicUrl ?? `http://${hostForUrl}:${listen.port}`).replace(/\/+$/, ''),
       logLevel,
       ...(alarmSchedule === undefined ? {} : { alarmSchedule }),
+      eventsRetentionDays,
     },
   };
 }

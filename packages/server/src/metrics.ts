@@ -19,6 +19,8 @@ export interface Metrics {
   requestSeconds: Histogram<'route'>;
   signals: Counter<'result'>;
   metadataReplies: Counter<'status'>;
+  /** Events deleted by the events retention. */
+  eventsPurged: Counter;
 }
 
 /** Entries per label set, found by one Map lookup per label value (no key string is built). */
@@ -211,6 +213,11 @@ export function createMetrics(gauges: Record<string, { help: string; read: () =>
       name: 'hearth_metadata_replies_total',
       help: 'Guest metadata replies by status',
       labelNames: ['status'],
+      registers: [registry],
+    }),
+    eventsPurged: new Counter({
+      name: 'hearth_events_purged_total',
+      help: 'Events deleted because they were older than the events retention',
       registers: [registry],
     }),
   };

@@ -23,6 +23,7 @@ import { ScalingAdjuster } from './domain/scaling-adjust.ts';
 import { ScalingGroupService } from './domain/scaling-groups.ts';
 import { ScalingPolicyService } from './domain/scaling-policies.ts';
 import { ActuatorDeliverer } from './domain/scaling-deliverer.ts';
+import { EventsRetention } from './domain/events-retention.ts';
 
 /** What the services need to start. */
 export interface ServicesOptions {
@@ -40,6 +41,8 @@ export interface ServicesOptions {
   alarms?: AlarmSettings;
   /** See AppOptions.restartGraceMs. */
   restartGraceMs?: number | undefined;
+  /** See AppOptions.eventsRetentionDays. */
+  eventsRetentionDays?: number | undefined;
 }
 
 /** Every service of one hearth-server, wired together. */
@@ -63,6 +66,7 @@ export interface Services {
   scalingGroups: ScalingGroupService;
   scalingPolicies: ScalingPolicyService;
   actuatorDeliverer: ActuatorDeliverer;
+  eventsRetention: EventsRetention;
   metrics: Metrics;
   projects: ProjectDirectory;
   publicUrl: string;
@@ -120,10 +124,16 @@ export async function createServices(options: ServicesOptions): Promise<Services
     hearth_feed_listeners: { help: 'Long-polls, streams and caches listening for changes', read: () => feed.listenerCount() },
     hearth_metadata_cache_entries: { help: 'Metadata documents cached in memory', read: () => metadata.size },
   });
+  const eventsRetention = new EventsRetention(
+    store,
+    { days: options.eventsRetentionDays, onPurged: (count) => metrics.eventsPurged.inc(count) },
+    options.logError,
+  );
   deadlines.start();
   waitConditionSweeper.start();
   alarmEvaluator.start();
   actuatorDeliverer.start();
+  eventsRetention.start();
   return {
     store,
     feed,
@@ -144,6 +154,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     scalingGroups,
     scalingPolicies,
     actuatorDeliverer,
+    eventsRetention,
     metrics,
     projects: new ProjectDirectory(store),
     publicUrl,
@@ -152,6 +163,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
       await waitConditionSweeper.stop();
       await alarmEvaluator.stop();
       await actuatorDeliverer.stop();
+      await eventsRetention.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();
       await store.close();

@@ -44,7 +44,7 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
 export async function testApp(
   options: Pick<AppOptions, 'logger' | 'restartGraceMs'> & {
     /**
-     * false: the background tasks that write (alarm evaluator, actuator deliverer, deadline sweeper) are
+     * false: the background tasks that write (alarm evaluator, actuator deliverer, deadline sweeper, events retention) are
      * stopped before the app is handed over, so `beforeWrite` sees the test's requests only: the
      * alarm evaluator's lease write every 10 s took the interloper's turn now and then under load.
      */
@@ -66,8 +66,8 @@ export async function testApp(
     });
     if (background === false) {
       // (The wait-condition sweeper writes only for a condition past its deadline: none in such tests.)
-      const { alarmEvaluator, actuatorDeliverer, deadlines } = app.services;
-      await Promise.all([alarmEvaluator.stop(), actuatorDeliverer.stop(), deadlines.stop()]);
+      const { alarmEvaluator, actuatorDeliverer, deadlines, eventsRetention } = app.services;
+      await Promise.all([alarmEvaluator.stop(), actuatorDeliverer.stop(), deadlines.stop(), eventsRetention.stop()]);
     }
     return {
       app,

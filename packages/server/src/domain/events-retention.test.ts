@@ -1,0 +1,247 @@
+// The events retention on a real store (SQLite, or PostgreSQL in that pass of the suite): what it
+// deletes and keeps, what readers see afterwards, how it stops, and how it reports a failure.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import type { Event, TimelineEntry } from '@hearth/protocol';
+import { buildApp } from '../app.ts';
+import { openStore, type Store } from '../store/store.ts';
+import { ADMIN, createConfig, createDeployment, registerServer, testApp, testStore } from '../test-support.ts';
+import { EventsRetention } from './events-retention.ts';
+import type { TaskNotice } from './task-health.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Writes `count` events of resource `resourceId`, `daysAgo` old, one ms apart (oldest first); returns their ids. */
+async function writeEvents(store: Store, count: number, daysAgo: number, resourceId = 'r'): Promise<number[]> {
+  const start = Date.now() - daysAgo * DAY_MS;
+  const ids: number[] = [];
+  for (let from = 0; from < count; from += 500) {
+    const rows = Array.from({ length: Math.min(500, count - from) }, (_, i) => ({
+      project_id: 'default',
+      time: new Date(start + from + i).toISOString(),
+      type: 'test.event',
+      resource_type: 'server',
+      resource_id: resourceId,
+      server_id: null,
+      message: `${daysAgo} days old`,
+      data: '{}',
+    }));
+    const inserted = await store.write(({ trx }) => trx.insertInto('events').values(rows).returning('id').execute());
+    ids.push(...inserted.map(({ id }) => Number(id)));
+  }
+  return ids;
+}
+
+async function eventIds(store: Store): Promise<number[]> {
+  const rows = await store.reader.selectFrom('events').select('id').orderBy('id').execute();
+  return rows.map(({ id }) => Number(id));
+}
+
+async function purgedTotal(app: FastifyInstance): Promise<number> {
+  const metrics = (await app.inject('/metrics')).body;
+  const line = /^hearth_events_purged_total (\d+)$/m.exec(metrics);
+  assert.ok(line, 'hearth_events_purged_total is on /metrics');
+  return Number(line[1]);
+}
+
+test('a purge deletes the events older than the retention, batch by batch, keeps the newer ones, and counts them on /metrics', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { store } = app.services;
+    const before = await eventIds(store);
+    const old = await writeEvents(store, 1200, 31);
+    const kept = await writeEvents(store, 300, 29);
+    const batches: number[] = [];
+    const retention = new EventsRetention(store, { days: 30, batch: 500, onPurged: (count) => batches.push(count) }, (error) =>
+      assert.fail(String(error)),
+    );
+    assert.equal(await retention.purge(), old.length);
+    assert.deepEqual(batches, [500, 500, 200], 'oldest first, at most a batch per write');
+    assert.deepEqual(await eventIds(store), [...before, ...kept]);
+    assert.equal(await retention.purge(), 0, 'nothing left to delete');
+
+    // The app's own task (default 30 days) counts what it deletes.
+    await writeEvents(store, 7, 40);
+    assert.equal(await purgedTotal(app), 0);
+    assert.equal(await app.services.eventsRetention.purge(), 7);
+    assert.equal(await purgedTotal(app), 7);
+  } finally {
+    await done();
+  }
+});
+
+test('a retention of 0 days keeps every event, and starts no task', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { store } = app.services;
+    await writeEvents(store, 50, 3650);
+    const all = await eventIds(store);
+    const retention = new EventsRetention(store, { days: 0 }, (error) => assert.fail(String(error)));
+    retention.start(0, 10);
+    await sleep(100);
+    assert.equal(await retention.purge(), 0);
+    await retention.stop();
+    assert.deepEqual(await eventIds(store), all);
+  } finally {
+    await done();
+  }
+});
+
+/** The ids of the first `count` events of an SSE stream of `url`. */
+async function streamIds(app: FastifyInstance, url: string, count: number): Promise<number[]> {
+  const { port } = app.server.address() as AddressInfo;
+  const response = await new Promise<IncomingMessage>((resolve, reject) =>
+    httpRequest({ host: '127.0.0.1', port, path: url, headers: ADMIN }, resolve).on('error', reject).end(),
+  );
+  assert.equal(response.statusCode, 200);
+  const ids: number[] = [];
+  let text = '';
+  response.setEncoding('utf8');
+  try {
+    for await (const chunk of response as AsyncIterable<string>) {
+      text += chunk;
+      for (const match of text.matchAll(/^id: (\d+)\nevent: /gm)) ids.push(Number(match[1]));
+      text = text.slice(text.lastIndexOf('\n\n') + 2);
+      if (ids.length >= count) break;
+    }
+  } finally {
+    response.destroy();
+  }
+  return ids.slice(0, count);
+}
+
+test('after a purge, a cursor from before it continues with the oldest kept event, and a timeline shows what is kept', async () => {
+  const { app, done } = await testApp();
+  try {
+    const { store } = app.services;
+    const server = await registerServer(app);
+    const deploymentId = await createDeployment(app, await createConfig(app), server.id);
+    const timelineUrl = `/v1/default/software_deployments/${deploymentId}/timeline`;
+    const timeline = async () => {
+      const reply = await app.inject({ url: timelineUrl, headers: ADMIN });
+      assert.equal(reply.statusCode, 200, reply.body);
+      return reply.json<{ timeline: TimelineEntry[] }>().timeline;
+    };
+    assert.ok((await timeline()).length >= 1, 'the deployment has a timeline');
+    // Everything so far is made 40 days old, then more happens to the deployment.
+    await store.write(({ trx }) =>
+      trx
+        .updateTable('events')
+        .set({ time: new Date(Date.now() - 40 * DAY_MS).toISOString() })
+        .execute(),
+    );
+    const old = await eventIds(store);
+    const heartbeat = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${deploymentId}/heartbeat`,
+      headers: server.auth,
+      payload: {},
+    });
+    assert.ok(heartbeat.statusCode < 300, heartbeat.body);
+    await writeEvents(store, 5, 1, deploymentId);
+    assert.equal(await app.services.eventsRetention.purge(), old.length);
+    const oldestKept = (await eventIds(store))[0]!;
+    assert.ok(oldestKept > old.at(-1)!);
+
+    const page = await app.inject({ url: `/v1/default/events?after=${old[0]}&limit=2`, headers: ADMIN });
+    assert.equal(page.statusCode, 200, page.body);
+    assert.deepEqual(
+      page.json<{ events: Event[] }>().events.map((event) => event.id),
+      [oldestKept, (await eventIds(store))[1]],
+    );
+
+    // The timeline shows the heartbeat and the events written since, none of the purged ones.
+    const after = await timeline();
+    assert.equal(after.filter((entry) => entry.type === 'test.event').length, 5);
+    assert.ok(after.some((entry) => entry.type === 'deployment.heartbeat'));
+    assert.ok(
+      after.every((entry) => Date.parse(entry.time) > Date.now() - 2 * DAY_MS),
+      JSON.stringify(after),
+    );
+
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    assert.deepEqual(await streamIds(app, `/v1/default/events/stream?after=${old[0]}`, 2), (await eventIds(store)).slice(0, 2));
+  } finally {
+    await done();
+  }
+});
+
+test('closing the app stops a purge between batches: nothing is written after the close, nothing is rejected unhandled', async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  const where = await testStore();
+  const logged: string[] = [];
+  const log = new Writable({ write: (line: Buffer, _encoding, next) => next(void logged.push(line.toString())) });
+  try {
+    const app = await buildApp({
+      dataDir: where.dataDir,
+      databaseUrl: where.databaseUrl,
+      adminToken: 'admin-secret',
+      secretKey: 'unit-test-secret-key-0123456789',
+      logger: { level: 'error', stream: log },
+      eventsRetentionDays: 30,
+    });
+    const { store, eventsRetention } = app.services;
+    const old = await writeEvents(store, 12_000, 31);
+    await eventsRetention.stop();
+    // The app's task, now (a batch is 5,000 events, so this purge takes three).
+    eventsRetention.start(0);
+    const counted = async () => (await app.services.metrics.eventsPurged.get()).values[0]?.value ?? 0;
+    for (let i = 0; i < 500 && (await counted()) === 0; i++) await sleep(2);
+    await app.close();
+    const purged = await counted();
+    assert.ok(purged > 0 && purged < old.length, `the purge was stopped after a batch (${purged} purged)`);
+    await sleep(300);
+
+    const reopened = openStore({ dataDir: where.dataDir, databaseUrl: where.databaseUrl });
+    try {
+      const left = await reopened.reader
+        .selectFrom('events')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('message', '=', '31 days old')
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(left.count), old.length - purged, 'no batch ran after the close');
+    } finally {
+      await reopened.close();
+    }
+    assert.deepEqual(logged, []);
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    await where.remove();
+  }
+});
+
+test('a purge that fails (the database cannot be reached) is reported through TaskHealth, once, and is not thrown', async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  // Port 1 on loopback: nothing listens there, so every query is refused at once.
+  const store = openStore({ dataDir: '/nonexistent', databaseUrl: 'postgres://hearth@127.0.0.1:1/hearth' });
+  const notices: TaskNotice[] = [];
+  const retention = new EventsRetention(store, { days: 30 }, (notice) => notices.push(notice as TaskNotice));
+  try {
+    retention.start(0, 20);
+    for (let i = 0; i < 250 && notices.length === 0; i++) await sleep(20);
+    await sleep(200); // a few more runs fail: no line for each
+    await retention.stop();
+    assert.equal(notices.length, 1, notices.map((notice) => notice.message).join('\n'));
+    assert.equal(notices[0]!.level, 'error');
+    assert.equal(notices[0]!.fields.code, 'ERR_STORE_UNAVAILABLE');
+    assert.ok((notices[0]!.fields.failures as number) >= 1);
+    assert.match(
+      notices[0]!.message,
+      /^events retention is failing \(ERR_STORE_UNAVAILABLE: .*ECONNREFUSED.*\): check that the database runs/,
+    );
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    await store.close();
+  }
+});
