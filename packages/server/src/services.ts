@@ -159,11 +159,12 @@ export async function createServices(options: ServicesOptions): Promise<Services
     projects: new ProjectDirectory(store),
     publicUrl,
     async close() {
+      // The purge first: it is the one task whose next batch is never urgent.
+      await eventsRetention.stop();
       await deadlines.stop();
       await waitConditionSweeper.stop();
       await alarmEvaluator.stop();
       await actuatorDeliverer.stop();
-      await eventsRetention.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();
       await store.close();

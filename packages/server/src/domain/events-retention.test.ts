@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
+import { DeleteResult } from 'kysely';
 import type { Event, TimelineEntry } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
 import { openStore, type Store } from '../store/store.ts';
@@ -188,13 +189,23 @@ test('closing the app stops a purge between batches: nothing is written after th
       eventsRetentionDays: 30,
     });
     const { store, eventsRetention } = app.services;
-    const old = await writeEvents(store, 12_000, 31);
+    const old = await writeEvents(store, 30_000, 31);
     await eventsRetention.stop();
-    // The app's task, now (a batch is 5,000 events, so this purge takes three).
+    // The app is closed as soon as the first batch has committed (a write whose result is a delete's):
+    // polling for it let the whole purge finish first on a fast PostgreSQL.
+    const write = store.write.bind(store);
+    let closing: Promise<void> | undefined;
+    store.write = (async (unit: Parameters<typeof write>[0]) => {
+      const result = await write(unit);
+      if (closing === undefined && result instanceof DeleteResult) closing = app.close();
+      return result;
+    }) as typeof store.write;
+    // The app's task, now (a batch is 5,000 events, so this purge would take six).
     eventsRetention.start(0);
+    for (let i = 0; i < 1000 && closing === undefined; i++) await sleep(5);
+    assert.ok(closing, 'the purge committed a batch');
+    await closing;
     const counted = async () => (await app.services.metrics.eventsPurged.get()).values[0]?.value ?? 0;
-    for (let i = 0; i < 500 && (await counted()) === 0; i++) await sleep(2);
-    await app.close();
     const purged = await counted();
     assert.ok(purged > 0 && purged < old.length, `the purge was stopped after a batch (${purged} purged)`);
     await sleep(300);
