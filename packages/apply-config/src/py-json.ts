@@ -1,6 +1,9 @@
 // JSON values as Python's json module sees them: objects keep their key order (a Map, so a key
 // like "1" or "__proto__" is an ordinary key), floats stay floats (1.0 is not 1), integers keep
 // their precision, and dumps() prints what json.dumps() prints with its defaults.
+import { pyFloatRepr } from '@hearth/agent-kit/python-float';
+
+export { pyFloatRepr };
 
 /** A JSON number written with a fraction or an exponent: Python reads it as a float. */
 export class PyFloat {
@@ -139,25 +142,6 @@ const LITERALS: ReadonlyArray<readonly [string, PyValue]> = [
   ['Infinity', new PyFloat(Infinity)],
   ['-Infinity', new PyFloat(-Infinity)],
 ];
-
-/** Python's repr() of a float: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
-export function pyFloatRepr(value: number): string {
-  if (Number.isNaN(value)) return 'nan';
-  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
-  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
-  const [mantissa = '', exponent = '0'] = Math.abs(value).toExponential().split('e');
-  const digits = mantissa.replace('.', '');
-  const point = Number(exponent) + 1;
-  const sign = value < 0 ? '-' : '';
-  if (point > -4 && point <= 16) {
-    if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-    if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}.0`;
-    return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
-  }
-  const exp = point - 1;
-  const body = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${sign}${body}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-}
 
 function floatJson(value: number): string {
   if (Number.isNaN(value)) return 'NaN';

@@ -1,27 +1,17 @@
 // JSON text byte-for-byte as Python's json.dumps writes it, so that cache files and printed maps
 // are identical to the original's (os-apply-config and site scripts may compare them as bytes).
+import { pyFloatRepr } from '@hearth/agent-kit/python-float';
 
 /** Escapes every character outside printable ASCII as `\uXXXX`, as Python's `ensure_ascii=True` does (DEL included). */
 function ensureAscii(text: string): string {
   return text.replace(/[\u007f-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/**
- * A fraction as Python's float repr writes it: the same shortest digits as JavaScript, but in
- * exponent form below 1e-4 (JavaScript: below 1e-6) and with at least two exponent digits (`1e-05`).
- */
-function pythonFraction(value: number): string {
-  const [digits = '', exponent = '0'] = value.toExponential().split('e');
-  const power = Number(exponent);
-  if (power >= -4) return JSON.stringify(value);
-  return `${digits}e-${String(-power).padStart(2, '0')}`;
-}
-
 /** One scalar: strings and numbers as JSON writes them; a non-finite number or a small fraction as Python spells it. */
 function scalar(value: unknown): string {
   if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
   // Integers (every number from 2^53 up) keep JavaScript's form: see the README's known differences.
-  if (typeof value === 'number' && !Number.isInteger(value)) return pythonFraction(value);
+  if (typeof value === 'number' && !Number.isInteger(value)) return pyFloatRepr(value);
   if (value === undefined) return 'null';
   return ensureAscii(JSON.stringify(value));
 }
