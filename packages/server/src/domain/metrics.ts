@@ -60,7 +60,7 @@ export function dimensionsMatch(wanted: MetricDimensions, sample: MetricDimensio
  * The dimension an alarm names a scaling group by (`AutoScalingGroupName=web` sees every member's
  * samples), so only members may send it for a group of hearth's.
  */
-export const GROUP_DIMENSION = 'AutoScalingGroupName';
+const GROUP_DIMENSION = 'AutoScalingGroupName';
 
 /**
  * Refuses (ERR_AUTH_FORBIDDEN) a sender that names a scaling group of its project it is not a member
