@@ -2,10 +2,11 @@
 // its identity and metadata, the collectors' caches, the deployed markers, the signal outbox and every credential,
 // including those in a keyring the config names (clean-keyring.ts).
 // What the image itself provides (hook launchers, templates, local-data, units, cfn-hup hooks) stays.
-import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { HEARTH_ROOT_ENV, agentPaths } from '@hearth/agent-kit/paths';
 import { ExitError } from '@hearth/agent-kit/exit';
+import { insideRoot } from './inside-root.ts';
 
 /** Options of clean. */
 export interface CleanOptions {
@@ -39,43 +40,16 @@ function fileAt(path: string, what: string): CleanTarget[] {
   return existsSync(path) ? [{ path, what }] : [];
 }
 
-/** Symlinks followed in one path before clean gives up on it (the kernel's limit). */
-const MAX_SYMLINKS = 40;
-
-/**
- * `path`, a directory under `root`, with every symlink on the way followed inside `root`, as the guest (a chroot) sees
- * it: a rootfs's absolute links (Debian's /var/run -> /run) must not lead clean to the host's files.
- */
-function insideRoot(root: string, path: string): string {
-  let resolved = root;
-  const pending = relative(root, path).split('/');
-  for (let links = 0; pending.length > 0;) {
-    const name = pending.shift()!;
-    if (name === '' || name === '.') continue;
-    if (name === '..') {
-      if (resolved !== root) resolved = dirname(resolved);
-      continue;
-    }
-    const next = join(resolved, name);
-    let target: string;
-    try {
-      target = readlinkSync(next);
-    } catch {
-      resolved = next; // not a link (or not there): taken as it is
-      continue;
-    }
-    if ((links += 1) > MAX_SYMLINKS) throw new ExitError(1, `clean: too many symbolic links in ${path}; nothing was removed`);
-    pending.unshift(...target.split('/'));
-    if (target.startsWith('/')) resolved = root;
-  }
-  return resolved;
-}
-
 /** Everything clean would remove under the given options' paths, in a stable order. */
 export function cleanTargets(options: Pick<CleanOptions, 'keepConfig' | 'env'>): CleanTarget[] {
   const root = options.env[HEARTH_ROOT_ENV] ? resolve(options.env[HEARTH_ROOT_ENV]) : '/';
   // A dir under HEARTH_ROOT is resolved inside it; a file keeps its own name (rmSync removes a link, not its target).
-  const dirAt = (path: string) => (root !== '/' && resolve(path).startsWith(`${root}/`) ? insideRoot(root, resolve(path)) : path);
+  const dirAt = (path: string) => {
+    if (root === '/' || !resolve(path).startsWith(`${root}/`)) return path;
+    const inside = insideRoot(root, resolve(path));
+    if (inside === undefined) throw new ExitError(1, `clean: too many symbolic links in ${path}; nothing was removed`);
+    return inside;
+  };
   const fileIn = (path: string) => join(dirAt(dirname(path)), basename(path));
   const paths = agentPaths(options.env);
   // The hooks live in heat-config's dir and local-data in the collector's cache dir by default: both are the image's.

@@ -1,12 +1,14 @@
 // `hearth-agent install`: the links an image needs, made by the agent itself so the list of names lives in one
 // place: one symlink per command beside the executable (dispatch by the name it is called by) and one launcher
-// per hook group in heat-config's hooks dir.
+// per hook group in heat-config's hooks dir. What stood there and was not hearth-agent's is kept beside it.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ExitError } from '@hearth/agent-kit/exit';
-import { AGENT_PATH_DEFAULTS } from '@hearth/agent-kit/paths';
+import { AGENT_PATH_DEFAULTS, HEARTH_ROOT_ENV } from '@hearth/agent-kit/paths';
 import { DEFAULT_PREFIX, hookLauncher } from './commands.ts';
+import { DEFAULT_PATH, findProblems } from './install-path.ts';
+import { BACKUP_SUFFIX, checkSlots, entryAt, isAgentLink, isLauncher, keepForeign } from './install-slots.ts';
 
 /** Options of install. */
 export interface InstallOptions {
@@ -18,24 +20,6 @@ export interface InstallOptions {
   agentPath: string;
   /** Hooks dir as the guest sees it. Default /var/lib/heat-config/hooks. */
   hooksDir: string;
-}
-
-/** Replaces whatever is at `path` (file or link, never a directory) by a symlink to `target`. */
-function linkTo(path: string, target: string): void {
-  if (existsSync(path) || isLink(path)) {
-    if (lstatSync(path).isDirectory()) throw new ExitError(1, `install: ${path} is a directory; remove it first`);
-    rmSync(path);
-  }
-  symlinkSync(target, path);
-}
-
-/** True when `path` is a (possibly dangling) symlink. */
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 /** The guest paths that Debian packages in `root` own (every line of `/var/lib/dpkg/info/*.list`); empty without dpkg. */
@@ -68,34 +52,49 @@ function divertFromPackage(root: string, guestPath: string, warn: (message: stri
   }
 }
 
-/** Creates the command links and hook launchers; returns the paths written (inside root). */
+/**
+ * Creates the command links and hook launchers; returns the paths written (inside root). A command or hook that was
+ * there and is not hearth-agent's is kept as `<path>.pre-hearth`; a directory in the way, or a backup name already
+ * taken, fails before anything is written. Warns when the guest would not find the commands by name.
+ */
 export function install(
   commands: readonly string[],
   hooks: readonly string[],
   options: InstallOptions,
   warn: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
 ): string[] {
-  const written: string[] = [];
   const binDir = join(options.root, options.prefix, 'bin');
+  const hooksDir = join(options.root, options.hooksDir);
+  const links = commands
+    .filter((name) => join(options.prefix, 'bin', name) !== options.agentPath)
+    .map((name) => ({ name, path: join(binDir, name), isOurs: isAgentLink(options.agentPath) }));
+  const launchers = hooks.map((group) => ({ group, path: join(hooksDir, group), isOurs: isLauncher }));
+  checkSlots([...links, ...launchers]);
+
+  const written: string[] = [];
   mkdirSync(binDir, { recursive: true });
   const owned = dpkgOwnedPaths(options.root);
-  for (const name of commands) {
-    const path = join(binDir, name);
-    const guestPath = join(options.prefix, 'bin', name);
-    if (guestPath === options.agentPath) continue;
+  for (const link of links) {
+    const guestPath = join(options.prefix, 'bin', link.name);
     if (owned.has(guestPath)) divertFromPackage(options.root, guestPath, warn);
-    linkTo(path, options.agentPath);
-    written.push(path);
+    // Again on the same agent: the link stays as it is.
+    if (entryAt(link.path)?.isSymbolicLink() && readlinkSync(link.path) === options.agentPath) {
+      written.push(link.path);
+      continue;
+    }
+    keepForeign(link, warn);
+    if (entryAt(link.path) !== undefined) rmSync(link.path); // a link to another hearth-agent
+    symlinkSync(options.agentPath, link.path);
+    written.push(link.path);
   }
-  const hooksDir = join(options.root, options.hooksDir);
   mkdirSync(hooksDir, { recursive: true, mode: 0o755 });
-  for (const group of hooks) {
-    const path = join(hooksDir, group);
-    if (isLink(path)) rmSync(path);
-    writeFileSync(path, hookLauncher(options.agentPath, group));
-    chmodSync(path, 0o755);
-    written.push(path);
+  for (const launcher of launchers) {
+    keepForeign(launcher, warn);
+    writeFileSync(launcher.path, hookLauncher(options.agentPath, launcher.group));
+    chmodSync(launcher.path, 0o755);
+    written.push(launcher.path);
   }
+  for (const problem of findProblems(options.root, join(options.prefix, 'bin'), commands, options.agentPath)) warn(`install: ${problem}`);
   return written;
 }
 
@@ -103,18 +102,28 @@ export function install(
 export const INSTALL_USAGE = `usage: hearth-agent install [--root DIR] [--prefix DIR] [--agent PATH] [--hooks-dir DIR]
 
 Links every agent command (os-collect-config, cfn-signal, ...) to hearth-agent in <prefix>/bin and writes one
-launcher per hook group into the hooks dir, all under --root (default /, a rootfs when baking an image).
+launcher per hook group into the hooks dir, all under --root (default $HEARTH_ROOT, else /; a rootfs when baking
+an image). Running it again changes nothing.
 A command a Debian package owns (python3-os-collect-config, heat-cfntools) is first diverted to <name>.distrib
-with dpkg-divert, so that upgrading the package does not put its file back.
+with dpkg-divert, so that upgrading the package does not put its file back. Any other command or hook that is
+not hearth-agent's (pip's os-collect-config, a wrapper of yours) is kept as <name>${BACKUP_SUFFIX}, and said so on
+stderr; when that name is taken already, install changes nothing and exits 1. It warns when the commands
+would not be found by name on the default PATH (${DEFAULT_PATH.join(':')}) or another file of the same name
+comes first there, and when a unit's ExecStart= names a program that is not there.
 
-  --root DIR       directory standing for / (default /)
+  --root DIR       directory standing for / (default $HEARTH_ROOT, else /)
   --prefix DIR     install prefix (default ${DEFAULT_PREFIX})
   --agent PATH     hearth-agent's path in the guest (default <prefix>/bin/hearth-agent)
   --hooks-dir DIR  heat-config's hooks dir in the guest (default ${AGENT_PATH_DEFAULTS.heatConfigHooksDir})
 `;
 
-/** `hearth-agent install ARGS`: prints each path written; 2 on a bad flag. */
-export async function installMain(argv: string[], commands: readonly string[], hooks: readonly string[]): Promise<number> {
+/** `hearth-agent install ARGS`: prints each path written; 1 when something is in the way, 2 on a bad flag. */
+export async function installMain(
+  argv: string[],
+  commands: readonly string[],
+  hooks: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const values: Record<string, string> = {};
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i]!;
@@ -134,7 +143,8 @@ export async function installMain(argv: string[], commands: readonly string[], h
   }
   const prefix = values['--prefix'] ?? DEFAULT_PREFIX;
   const written = install(commands, hooks, {
-    root: values['--root'] ?? '/',
+    // HEARTH_ROOT, as every agent and clean honour it: a rootfs, never the host's /usr by mistake.
+    root: resolve(values['--root'] ?? (env[HEARTH_ROOT_ENV] || '/')),
     prefix,
     agentPath: values['--agent'] ?? join(prefix, 'bin', 'hearth-agent'),
     hooksDir: values['--hooks-dir'] ?? AGENT_PATH_DEFAULTS.heatConfigHooksDir,

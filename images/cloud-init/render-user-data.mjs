@@ -56,13 +56,26 @@ export function renderUserData(created, options, template = readFileSync(join(he
       throw new Error(`--agent-url must be an http(s) URL, got ${JSON.stringify(options.agentUrl ?? '')}`);
     if (!/^[0-9a-f]{64}$/i.test(options.agentSha256 ?? ''))
       throw new Error(`--agent-sha256 must be 64 hex digits, got ${JSON.stringify(options.agentSha256 ?? '')}`);
+    // The partial or refused download never stays behind in /usr/bin (the EXIT trap; a signal exits through it too).
+    // Messages name the URL without its query: a signed download URL carries its signature there.
     const script = [
       'set -eu',
-      'tmp=$(mktemp /usr/bin/.hearth-agent.XXXXXX)',
-      `curl -fsSL --retry 10 --retry-connrefused -o "$tmp" "$1" || wget -q -O "$tmp" "$1"`,
-      'echo "$2  $tmp" | sha256sum -c --quiet -',
+      'bin=/usr/bin',
+      'url=${1%%\\?*}',
+      'tmp=$(mktemp "$bin/.hearth-agent.XXXXXX")',
+      `trap 'rm -f "$tmp"' EXIT`,
+      `trap 'exit 1' HUP INT TERM`,
+      'if ! { curl -fsSL --retry 10 --retry-connrefused -o "$tmp" "$1" || wget -q -O "$tmp" "$1"; }; then',
+      '  echo "hearth: cannot download hearth-agent from $url: check that this VM reaches it (and has curl or wget); nothing was installed" >&2',
+      '  exit 1',
+      'fi',
+      'got=$(sha256sum "$tmp" | cut -d" " -f1)',
+      'if [ "$got" != "$2" ]; then',
+      '  echo "hearth: hearth-agent from $url has SHA-256 $got, not $2; nothing was installed. The file there is not the build this user-data was rendered for: put that build there, or render the user-data again with --agent-sha256 of the file at the URL" >&2',
+      '  exit 1',
+      'fi',
       'chmod 0755 "$tmp"',
-      'mv "$tmp" /usr/bin/hearth-agent',
+      'mv "$tmp" "$bin/hearth-agent"',
     ].join('\n');
     install = `[sh, -c, ${quoted(script)}, hearth-agent-download, ${quoted(options.agentUrl)}, ${quoted(options.agentSha256.toLowerCase())}]`;
   }

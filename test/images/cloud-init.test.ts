@@ -2,8 +2,13 @@
 // back with PyYAML's safe_load, the parser cloud-init itself uses.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -52,23 +57,69 @@ test('user-data writes the conf byte for byte (0600), the units, downloads a che
   }
   const [download, install, , enable] = data.runcmd as [string[], string[], string[], string[]];
   assert.equal(download[0], 'sh');
-  assert.match(download[2]!, /sha256sum -c/);
+  assert.match(download[2]!, /sha256sum "\$tmp"/);
   assert.deepEqual(download.slice(3), ['hearth-agent-download', 'https://files.example.test/hearth-agent', SHA]);
   assert.deepEqual(install, ['/usr/bin/hearth-agent', 'install']);
   assert.deepEqual(enable.slice(0, 4), ['systemctl', 'enable', '--now', '--no-block']);
 });
 
-test('the download script refuses a file whose checksum differs and installs one that matches', { skip }, () => {
-  const result = render(['--agent-url', 'http://127.0.0.1:1/x', '--agent-sha256', SHA], JSON.stringify(CREATED));
-  const script = parse(result.stdout).runcmd[0]![2]!;
-  // The checksum step alone, on a local file: what the VM does after the download.
-  const check = script.split('\n').find((line) => line.includes('sha256sum'))!;
-  const run = (sha: string) =>
-    spawnSync('sh', ['-c', `tmp=$(mktemp); printf agent > "$tmp"; set -- url ${sha}; ${check}`], { encoding: 'utf8' });
-  assert.notEqual(run(SHA).status, 0);
-  const real = spawnSync('sh', ['-c', 'printf agent | sha256sum | cut -d" " -f1'], { encoding: 'utf8' }).stdout.trim();
-  assert.equal(run(real).status, 0);
-});
+/** Runs the user-data's download step for real, against `url`, with `bin` standing for /usr/bin. */
+async function download(script: string, bin: string, url: string, sha: string): Promise<{ status: number | null; stderr: string }> {
+  const local = script.replaceAll('/usr/bin', bin);
+  // Not spawnSync: the server answering the download runs in this process.
+  const child = spawn('sh', ['-c', local, 'hearth-agent-download', url, sha], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stderr };
+}
+
+test(
+  'the download refuses a file whose checksum differs or cannot be fetched, leaves no temp file, and says what to do',
+  { skip },
+  async (t) => {
+    const agent = '#!/bin/sh\necho agent\n';
+    const server = createServer((request, response) => {
+      if (request.url?.startsWith('/hearth-agent')) response.end(agent);
+      else response.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const bin = mkdtempSync(join(tmpdir(), 'hearth-cloud-init-bin-'));
+    t.after(() => rmSync(bin, { recursive: true, force: true }));
+    const real = createHash('sha256').update(agent).digest('hex');
+    const script = (url: string, sha: string) => {
+      const result = render(['--agent-url', url, '--agent-sha256', sha], JSON.stringify(CREATED));
+      assert.equal(result.status, 0, result.stderr);
+      return parse(result.stdout).runcmd[0]![2]!;
+    };
+
+    // A signed URL: its query (the signature) never reaches a message.
+    const signed = `${base}/hearth-agent?temp_url_sig=s3cret`;
+    const refused = await download(script(signed, SHA), bin, signed, SHA);
+    assert.equal(refused.status, 1);
+    assert.deepEqual(readdirSync(bin), [], 'the refused download is not left in /usr/bin');
+    assert.match(
+      refused.stderr,
+      new RegExp(`hearth-agent from ${base}/hearth-agent has SHA-256 ${real}, not ${SHA}; nothing was installed`),
+    );
+    assert.match(refused.stderr, /render the user-data again with --agent-sha256/);
+    assert.doesNotMatch(refused.stderr, /s3cret/);
+    assert.deepEqual(readdirSync(bin), []);
+
+    const missing = await download(script(`${base}/gone`, real), bin, `${base}/gone`, real);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, new RegExp(`cannot download hearth-agent from ${base}/gone: check that this VM reaches it`));
+    assert.deepEqual(readdirSync(bin), []);
+
+    const good = await download(script(signed, real), bin, signed, real);
+    assert.equal(good.status, 0, good.stderr);
+    assert.deepEqual(readdirSync(bin), ['hearth-agent']);
+    assert.equal(readFileSync(join(bin, 'hearth-agent'), 'utf8'), agent);
+    assert.equal(statSync(join(bin, 'hearth-agent')).mode & 0o777, 0o755);
+  },
+);
 
 test('--preinstalled downloads nothing; bad flags and input exit 2 with a reason', { skip }, () => {
   const pre = render(['--preinstalled'], JSON.stringify(CREATED));
