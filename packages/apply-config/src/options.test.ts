@@ -76,3 +76,13 @@ test('usage errors exit 2 with the reason', () => {
   usage(['--log-format', 'xml'], /invalid choice: 'xml'/);
   usage(['-x'], /unrecognized argument: -x/);
 });
+
+test('as argparse, a value may be `-` alone or start with `-` when it holds a space', () => {
+  assert.equal(parseOptions(['--key', 'a.z', '--key-default', '-'], {}).keyDefault, '-');
+  assert.equal(parseOptions(['--key-default', '-x y'], {}).keyDefault, '-x y');
+  assert.equal(parseOptions(['--key-default', '--ke y'], {}).keyDefault, '--ke y');
+  assert.deepEqual(parseOptions(['-m', 'a', '-', '-x file'], {}).metadata, ['a', '-', '-x file']);
+  // Still a flag: -m with an attached `y file` (the last -m wins).
+  assert.deepEqual(parseOptions(['-m', 'a', '-my file'], {}).metadata, ['y file']);
+  usage(['--key-default', '--key=a b'], /argument --key-default: expected one argument/);
+});

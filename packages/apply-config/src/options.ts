@@ -63,8 +63,17 @@ function longName(given: string): string {
   );
 }
 
-const looksLikeFlag = (token: string | undefined): boolean =>
-  token !== undefined && token.startsWith('-') && !/^-\d+$|^-\d*\.\d+$/.test(token);
+/**
+ * As argparse: a negative number or `-` alone is a value, and so is text with a space unless it
+ * still reads as a flag (`-my file` is -m with `y file`, `--key=a b` is --key).
+ */
+function looksLikeFlag(token: string | undefined): boolean {
+  if (token === undefined || !token.startsWith('-') || token === '-' || /^-\d+$|^-\d*\.\d+$/.test(token)) return false;
+  if (!token.includes(' ')) return true;
+  if (!token.startsWith('--')) return SHORT[token[1] as string] !== undefined;
+  const head = token.slice(2).split('=', 1)[0] ?? '';
+  return LONG.some((name) => name.startsWith(head));
+}
 
 /** Rewrites argparse-style argv into `--name=value` tokens; notes which list flags were given with no value. */
 function canonicalArgs(argv: readonly string[]): { tokens: string[]; emptyLists: Set<string> } {

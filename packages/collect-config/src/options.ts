@@ -3,8 +3,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { agentPaths, ExitError, loadIniFiles, osloInterpolate, REDACTED, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
+import { expandArgv, flagTable, longFlagCandidates } from './cli-flags.ts';
 import {
   cliFlag,
   flagSpellings,
@@ -68,52 +69,6 @@ const BOOLEAN_WORDS = new Map([
   ['off', false],
   ['no', false],
 ]);
-
-const EXTRA_FLAGS: ParseArgsConfig['options'] = {
-  'config-file': { type: 'string', multiple: true },
-  'config-dir': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-  debug: { type: 'boolean', short: 'd' },
-  verbose: { type: 'boolean', short: 'v' },
-  'log-file': { type: 'string' },
-  'log-format': { type: 'string' },
-  // oslo.log's flags, which the original lists in --help and units may pass (see logSettings and the README).
-  nodebug: { type: 'boolean' },
-  logfile: { type: 'string' },
-  'log-dir': { type: 'string' },
-  logdir: { type: 'string' },
-  'log-config-append': { type: 'string' },
-  'log-config': { type: 'string' },
-  log_config: { type: 'string' },
-  'log-date-format': { type: 'string' },
-  'syslog-log-facility': { type: 'string' },
-  ...Object.fromEntries(
-    ['use-syslog', 'use-journal', 'use-json', 'watch-log-file'].flatMap((flag) => [
-      [flag, { type: 'boolean' }],
-      [`no${flag}`, { type: 'boolean' }],
-    ]),
-  ),
-  status: { type: 'boolean' },
-  json: { type: 'boolean' },
-  'status-file': { type: 'string' },
-};
-
-function flagConfig(): NonNullable<ParseArgsConfig['options']> {
-  const flags: NonNullable<ParseArgsConfig['options']> = { ...EXTRA_FLAGS };
-  for (const spec of OPTION_TABLE) {
-    if (spec.group === 'DEFAULT' && spec.name === 'collectors') continue;
-    const [flag, ...aliases] = flagSpellings(spec) as [string, ...string[]];
-    flags[flag] = {
-      type: spec.kind === 'bool' ? 'boolean' : 'string',
-      multiple: spec.kind === 'multi',
-      ...(spec.short ? { short: spec.short } : {}),
-    };
-    for (const alias of aliases) flags[alias] = { type: flags[flag].type, multiple: spec.kind === 'multi' };
-    if (spec.kind === 'bool') for (const negated of negatedFlags(spec)) flags[negated] = { type: 'boolean' };
-  }
-  return flags;
-}
 
 /** The config files oslo would read: `--config-file` values, else the first of ~/os-collect-config.conf and the default path. */
 function configFiles(cliFiles: string[] | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
@@ -236,9 +191,11 @@ function resolve(
 
 /** Parses argv (without node and the script) and the config files into what to do. Throws ExitError(2) on a bad flag. */
 export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): ParsedCommand {
+  const flags = flagTable();
+  const args = expandArgv(argv, flags);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options: flagConfig(), allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: flags, allowPositionals: true, strict: true });
   } catch (error) {
     throw new ExitError(2, `${(error as Error).message}\nTry 'os-collect-config --help'.`);
   }
@@ -274,6 +231,19 @@ function logSettings(cli: Record<string, unknown>, ini: IniDocument): Pick<Colle
   return { logLevel: debug ? 'debug' : 'info', logFile };
 }
 
+/**
+ * Each enabled collector's `timeout` must be above 0: the original hands it to requests, which
+ * refuses 0 or less with a ValueError on every pass (a traceback, exit 1); ours would never answer.
+ */
+function checkTimeouts(groups: Record<string, Record<string, OptionValue>>, collectors: readonly string[]): void {
+  for (const collector of collectors) {
+    const timeout = groups[collector]?.timeout;
+    if (typeof timeout === 'number' && !(timeout > 0)) {
+      throw new ExitError(1, `[${collector}] timeout (--${collector}-timeout) must be greater than 0 seconds, got ${timeout}`);
+    }
+  }
+}
+
 function normalize(
   groups: Record<string, Record<string, OptionValue>>,
   cli: Record<string, unknown>,
@@ -289,6 +259,7 @@ function normalize(
     throw new ExitError(1, `unknown collectors ${JSON.stringify(unknown)}; valid collectors are: ${KNOWN_COLLECTORS.join(' ')}`);
   }
   checkSecretStores(groups);
+  checkTimeouts(groups, collectors);
   const logFormat = (cli['log-format'] as string | undefined) ?? 'json';
   if (logFormat !== 'json' && logFormat !== 'text') throw new ExitError(2, `--log-format must be json or text, got '${logFormat}'`);
   const force = main.force === true;
@@ -334,15 +305,20 @@ function deepFreeze<T>(value: T): T {
 /** Options whose values are credentials (`[heat] password`, `[cfn]`/`[hearth] secret_access_key`, zaqar's password). */
 const SECRET_OPTIONS = new Set(['password', 'secret_access_key']);
 
-/** argv as it may be logged: the value of every credential flag (`--hearth-secret-access-key S`, `--heat-password=S`) is `***`. */
+/** argv as it may be logged: the value of every credential flag (`--hearth-secret-access-key S`, `--heat-password=S`, `--heat-pass S`) is `***`. */
 export function argvForLog(argv: readonly string[]): string[] {
-  const secretFlags = new Set(
-    OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).flatMap((spec) => flagSpellings(spec).map((flag) => `--${flag}`)),
-  );
+  const flags = flagTable();
+  const secretFlags = new Set(OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).flatMap((spec) => flagSpellings(spec)));
+  // A prefix stands for every flag it may abbreviate: an ambiguous one is refused, but must not be logged either.
+  const isSecretFlag = (arg: string): boolean =>
+    arg.startsWith('--') &&
+    arg !== '--' &&
+    longFlagCandidates(arg.slice(2).split('=', 1)[0] ?? '', flags).some((flag) => secretFlags.has(flag));
   return argv.map((arg, index) => {
     const equals = arg.indexOf('=');
-    if (arg.startsWith('--') && equals !== -1 && secretFlags.has(arg.slice(0, equals))) return `${arg.slice(0, equals)}=${REDACTED}`;
-    return index > 0 && secretFlags.has(argv[index - 1]!) ? REDACTED : arg;
+    if (equals !== -1 && isSecretFlag(arg)) return `${arg.slice(0, equals)}=${REDACTED}`;
+    const previous = argv[index - 1];
+    return previous !== undefined && !previous.includes('=') && isSecretFlag(previous) ? REDACTED : arg;
   });
 }
 

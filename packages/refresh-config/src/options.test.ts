@@ -35,3 +35,29 @@ test('refuses what argparse refuses, saying what was wrong', () => {
   assert.throws(() => parseRefreshArgs(['--bogus']), UsageError);
   assert.throws(() => parseRefreshArgs(['extra']), UsageError);
 });
+
+test("a prefix means what it means to os-refresh-config: hearth's --log-format does not make --log ambiguous", () => {
+  assert.equal(parseRefreshArgs(['--log', 'DEBUG']).logLevel, 'DEBUG');
+  assert.equal(parseRefreshArgs(['--log-f', 'text']).logFormat, 'text');
+  assert.equal(parseRefreshArgs(['--log-l=WARN']).logLevel, 'WARN');
+});
+
+test('a value may start with `-` where argparse takes it as one: a negative number or `-`', () => {
+  assert.throws(
+    () => parseRefreshArgs(['--timeout', '-5']),
+    (e: Error) => e instanceof UsageError && e.message === "argument --timeout: must not be negative: '-5'",
+  );
+  assert.equal(parseRefreshArgs(['--lock', '-']).lockFile, '-');
+  assert.throws(
+    () => parseRefreshArgs(['--lockfile', '--print-base']),
+    (e: Error) => e instanceof UsageError && e.message === 'argument --lockfile: expected one argument',
+  );
+  assert.throws(() => parseRefreshArgs(['--timeout']), /argument --timeout: expected one argument/);
+  assert.throws(() => parseRefreshArgs(['--', 'extra']), UsageError);
+  assert.equal(parseRefreshArgs(['--']).printBase, false);
+});
+
+test('text with a space is a value unless argparse still reads it as an option', () => {
+  assert.equal(parseRefreshArgs(['--lockfile', '-my lock']).lockFile, '-my lock');
+  assert.throws(() => parseRefreshArgs(['--lockfile', '--timeout=1 2']), /argument --lockfile: expected one argument/);
+});

@@ -51,18 +51,57 @@ options:
 `;
 
 const LONG_OPTIONS = ['help', 'print-base', 'print-phases', 'log-level', 'log-format', 'lockfile', 'timeout'];
+const VALUE_OPTIONS = ['log-level', 'log-format', 'lockfile', 'timeout'];
+/** hearth's addition: a prefix is matched against the original's options first, so `--log` stays --log-level. */
+const HEARTH_ONLY_OPTIONS = ['log-format'];
 
-/** Expands unique prefixes of long options (`--print-b` -> `--print-base`), as argparse does. */
+/**
+ * Whether argparse reads a token as an option rather than a value: not a negative number or `-`
+ * alone, nor text with a space unless it still reads as an option (`--lockfile=a b`, `-h x`).
+ */
+function looksLikeOption(token: string): boolean {
+  if (!token.startsWith('-') || token === '-' || /^-\d+$|^-\d*\.\d+$/.test(token)) return false;
+  if (!token.includes(' ')) return true;
+  if (!token.startsWith('--')) return token[1] === 'h';
+  const head = token.slice(2).split('=', 1)[0] ?? '';
+  return LONG_OPTIONS.some((option) => option.startsWith(head));
+}
+
+function longOption(given: string): string | undefined {
+  if (LONG_OPTIONS.includes(given)) return given;
+  const all = LONG_OPTIONS.filter((option) => option.startsWith(given));
+  const original = all.filter((option) => !HEARTH_ONLY_OPTIONS.includes(option));
+  const matches = original.length > 0 ? original : all;
+  if (matches.length > 1) throw new UsageError(`ambiguous option: --${given} could match ${matches.map((m) => `--${m}`).join(', ')}`);
+  return matches[0];
+}
+
+/** Expands unique prefixes of long options (`--print-b` -> `--print-base`) and joins `--timeout -5` as `--timeout=-5`, as argparse reads them. */
 function expandPrefixes(argv: string[]): string[] {
-  return argv.map((arg) => {
-    if (!arg.startsWith('--') || arg === '--') return arg;
-    const [flag = '', ...value] = arg.slice(2).split('=');
-    if (LONG_OPTIONS.includes(flag)) return arg;
-    const matches = LONG_OPTIONS.filter((option) => option.startsWith(flag));
-    if (matches.length > 1) throw new UsageError(`ambiguous option: --${flag} could match ${matches.map((m) => `--${m}`).join(', ')}`);
-    if (matches.length === 0) return arg;
-    return ['--' + (matches[0] ?? flag), ...value].join('=');
-  });
+  const tokens: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] ?? '';
+    if (arg === '--') {
+      tokens.push(...argv.slice(index));
+      break;
+    }
+    if (!arg.startsWith('--') || !looksLikeOption(arg)) {
+      tokens.push(arg);
+      continue;
+    }
+    const equals = arg.indexOf('=');
+    const name = longOption(equals === -1 ? arg.slice(2) : arg.slice(2, equals));
+    if (name === undefined) tokens.push(arg);
+    else if (equals !== -1) tokens.push(`--${name}${arg.slice(equals)}`);
+    else if (!VALUE_OPTIONS.includes(name)) tokens.push(`--${name}`);
+    else {
+      const value = argv[index + 1];
+      if (value === undefined || looksLikeOption(value)) throw new UsageError(`argument --${name}: expected one argument`);
+      tokens.push(`--${name}=${value}`);
+      index++;
+    }
+  }
+  return tokens;
 }
 
 function choice<T extends string>(name: string, value: string | undefined, choices: readonly T[], fallback: T): T {

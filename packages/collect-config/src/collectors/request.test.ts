@@ -101,3 +101,53 @@ test('comparableLastModified: only a Last-Modified at least one second before th
   assert.equal(at('Thu, 01 Jan 1970 00:00:10 GMT'), undefined);
   assert.equal(at('yesterday', 'Thu, 01 Jan 1970 00:00:11 GMT'), undefined);
 });
+
+test('request: the body is decoded as python-requests decodes it (declared charset; latin-1 for text types; else UTF-8)', async () => {
+  // Each expectation is what Debian's os-collect-config 12.0.0 (requests 2.28) reads from the same bytes.
+  const cafe = '{"k": "caf\u00e9"}';
+  const cases: [string, string | undefined, Buffer, unknown][] = [
+    ['latin-1', 'application/json; charset=latin-1', Buffer.from(cafe, 'latin1'), 'café'],
+    ['iso', 'application/json; CHARSET="ISO-8859-1"', Buffer.from('{"k": "\u00e9\u0080"}', 'latin1'), 'é\u0080'],
+    ['cp1252', 'application/json; charset=windows-1252', Buffer.from('{"k": "\x80"}', 'latin1'), '€'],
+    ['utf-16', 'application/json; charset=utf-16', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(cafe, 'utf16le')]), 'café'],
+    [
+      'utf-16be',
+      'application/json; charset=utf-16',
+      Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(cafe, 'utf16le').swap16()]),
+      'café',
+    ],
+    ['ascii', 'application/json; charset=us-ascii', Buffer.from(cafe, 'latin1'), 'caf\ufffd'],
+    ['bogus', 'application/json; charset=bogus-enc', Buffer.from(cafe), 'café'],
+    ['text', 'text/plain', Buffer.from(cafe), 'cafÃ©'],
+    ['octet', 'application/octet-stream', Buffer.from(cafe), 'café'],
+    ['octet-bom', 'application/octet-stream', Buffer.from(`\ufeff${cafe}`), 'café'],
+    ['none', undefined, Buffer.from(cafe), 'café'],
+  ];
+  const server = await fakeServer((request, response) => {
+    const [, type, body] = cases.find(([name]) => request.url === `/${name}`) ?? ['', undefined, Buffer.alloc(0)];
+    response.writeHead(200, type === undefined ? {} : { 'content-type': type });
+    response.end(body);
+  });
+  try {
+    for (const [name, , , expected] of cases) {
+      const ctx = contextFor(optionsFor(['--request-metadata-url', `${server.url}/${name}`]));
+      assert.deepEqual(await createRequestCollector().collect(ctx), { kind: 'data', outputs: [['request', { k: expected }]] }, name);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test('request: a UTF-8 byte-order mark in an application/json body is refused, as json.loads refuses it', async () => {
+  const server = await fakeServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(Buffer.from('\ufeff{"k": "v"}'));
+  });
+  try {
+    const ctx = contextFor(optionsFor(['--request-metadata-url', `${server.url}/m`]));
+    const outcome = await createRequestCollector().collect(ctx);
+    assert.equal(outcome.kind, 'unavailable');
+  } finally {
+    await server.close();
+  }
+});

@@ -5,6 +5,7 @@
 // was modified may be replaced in that same second without its Last-Modified changing.
 import type { IncomingHttpHeaders } from 'node:http';
 import { explodeDeployments } from '../explode.ts';
+import { responseText } from './response-text.ts';
 import {
   jsonObject,
   notConfigured,
@@ -60,7 +61,7 @@ export function createRequestCollector(): Collector {
         }
         const response = await ctx.http({ method: 'GET', url, timeoutMs, signal: ctx.signal });
         if (response.status < 200 || response.status > 299) return unavailable(`GET answered ${response.status}`);
-        const body = jsonObject(response.text());
+        const body = jsonObject(responseText(response.headers, response.body));
         if (!body.ok) return unavailable(body.reason);
         // The GET's own headers describe the document we now hold (it may have changed since the HEAD).
         lastModified = comparableLastModified(response.headers);
