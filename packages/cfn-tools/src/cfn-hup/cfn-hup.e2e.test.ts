@@ -54,6 +54,9 @@ test('the daemon fires post.update within one interval of a metadata change, exa
     'hooks.d/unrelated.conf': hook('unrelated', 'post.update', 'Resources.Server.Metadata.unrelated'),
     'hooks.d/README.txt': hook('ignored', 'post.add,post.update', 'Resources.Server.Metadata'),
   });
+  // cfn-init ran at boot and cached what it applied, so the first pass sees no change
+  mkdirSync(join(root, 'var/cache/heat-cfntools'), { recursive: true });
+  writeFileSync(join(root, 'var/cache/heat-cfntools/last_metadata_Server'), JSON.stringify(INIT(1)));
   const intervalMs = 2000;
   const child = spawn(process.execPath, [binPath('cfn-hup'), '--interval-seconds', String(intervalMs / 1000), '-v'], {
     env: binEnv({ HEARTH_ROOT: root }),
@@ -64,11 +67,9 @@ test('the daemon fires post.update within one interval of a metadata change, exa
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   t.after(() => child.kill('SIGKILL'));
 
-  await waitFor(() => existsSync(join(root, 'var/cache/heat-cfntools/last_metadata_Server')), 15_000);
   const polls = () => api.requests.filter((request) => request.status === 200).length;
-  const before = polls();
-  await waitFor(() => polls() > before, intervalMs * 2);
-  assert.deepEqual(firedLines(root), [], 'first sight of the metadata is post.add, which no hook here subscribes to');
+  await waitFor(() => polls() >= 2, 15_000);
+  assert.deepEqual(firedLines(root), [], 'the metadata is what cfn-init cached: no change');
 
   api.setMetadata('web', 'Server', INIT(2));
   const elapsed = await waitFor(() => firedLines(root).length > 0, intervalMs * 2);
@@ -79,6 +80,7 @@ test('the daemon fires post.update within one interval of a metadata change, exa
   assert.deepEqual(firedLines(root), [`init ${process.getuid?.()}`], 'exactly once, and not the hook on another key');
 
   writeFileSync(join(root, 'etc/cfn/hooks.d/more.conf'), hook('more', 'post.update', 'Resources.Server.Metadata', join(root, 'fired.log')));
+  writeFileSync(join(root, 'etc/cfn/hooks.d/zbad.conf'), hook('zbad', 'post.update', 'Server.Metadata', join(root, 'fired.log')));
   await sleep(intervalMs + 200);
   api.setMetadata('web', 'Server', { ...INIT(2), unrelated: 1 });
   await waitFor(() => firedLines(root).length >= 3, intervalMs * 3);
@@ -88,6 +90,7 @@ test('the daemon fires post.update within one interval of a metadata change, exa
     ['more 0', 'unrelated 0'].map((line) => line.replace('0', String(process.getuid?.()))),
   );
   assert.match(stderr, /configuration reloaded/);
+  assert.match(stderr, /hook \[zbad\] in .*zbad.conf skipped: path 'Server.Metadata' is not Resources/, 'a reload logs what it skipped');
 
   child.kill('SIGTERM');
   assert.equal(await exited, 0, stderr);
@@ -97,22 +100,55 @@ test('the daemon fires post.update within one interval of a metadata change, exa
   );
 });
 
-test('--no-daemon runs one pass: post.add on first sight, exit 1 when the server refuses the credentials', async (t) => {
+test('--no-daemon runs one pass: with no cached metadata post.update fires, as the original; exit 1 when the server refuses the credentials', async (t) => {
   const api = await startFakeCfnApi();
   t.after(() => api.close());
   api.setMetadata('web', 'Server', INIT(1));
-  const root = setupRoot(api, { 'hooks.conf': hook('added', 'post.add', 'Resources.Server.Metadata.AWS::CloudFormation::Init') });
+  const root = setupRoot(api, {
+    'hooks.conf':
+      hook('updated', 'post.update', 'Resources.Server.Metadata.AWS::CloudFormation::Init') +
+      hook('added', 'post.add', 'Resources.Server.Metadata.AWS::CloudFormation::Init') +
+      hook('appears', 'post.add', 'Resources.Server.Metadata.nothing'),
+  });
   const first = await runBin('cfn-hup', ['--no-daemon'], { env: { HEARTH_ROOT: root } });
   assert.equal(first.code, 0, first.stderr);
-  assert.deepEqual(firedLines(root), [`added ${process.getuid?.()}`]);
+  assert.deepEqual(firedLines(root), [`updated ${process.getuid?.()}`]);
   const again = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
   assert.equal(again.code, 0);
   assert.equal(firedLines(root).length, 1, 'unchanged metadata fires nothing');
+  api.setMetadata('web', 'Server', { ...INIT(1), nothing: 1 });
+  const added = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
+  assert.equal(added.code, 0);
+  assert.deepEqual(firedLines(root).slice(1), [`appears ${process.getuid?.()}`], 'a value missing from the cached copy is post.add');
 
   writeFileSync(join(root, 'etc/cfn/cfn-credentials'), `AWSAccessKeyId=${api.accessKeyId}\nAWSSecretKey=wrong\n`);
   const refused = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /403: SignatureDoesNotMatch/);
+});
+
+test('one bad hook is skipped and logged while the good ones run; a bad interval falls back to 15 minutes', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', INIT(1));
+  const root = setupRoot(api, {
+    'hooks.conf': hook('good', 'post.update', 'Resources.Server.Metadata'),
+    'hooks.d/bad.conf': hook('bad', 'post.updated', 'Resources.Server.Metadata'),
+  });
+  writeFileSync(
+    join(root, 'etc/cfn/cfn-hup.conf'),
+    readFileSync(join(root, 'etc/cfn/cfn-hup.conf'), 'utf8').replace('interval = 1', 'interval = 0'),
+  );
+  const run = await runBin('cfn-hup', ['-f', '--log-format', 'text'], { env: { HEARTH_ROOT: root } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(firedLines(root), [`good ${process.getuid?.()}`]);
+  assert.match(run.stderr, /hook \[bad\] in .*bad.conf skipped: unknown trigger 'post.updated'/);
+  assert.match(run.stderr, /\[main\] interval '0' is not a whole number of minutes ≥ 1; using 15/);
+
+  writeFileSync(join(root, 'etc/cfn/hooks.conf'), hook('good', 'post.updat', 'Resources.Server.Metadata'));
+  const none = await runBin('cfn-hup', ['-f'], { env: { HEARTH_ROOT: root } });
+  assert.equal(none.code, 1, 'no usable hook at all is still an error');
+  assert.match(none.stderr, /no usable hooks:\nhook \[good\].*unknown trigger 'post.updat';.*\nhook \[bad\]/);
 });
 
 test('service.restarted: a stopped ensureRunning service is started and the hook fires; a running one is left alone', async (t) => {

@@ -45,7 +45,11 @@ test('[main] and hooks from hooks.conf and hooks.d/*.conf (other files ignored),
 
 test('bad configurations are refused with what is wrong', () => {
   const hook = '[h]\ntriggers = post.update\npath = Resources.S.Metadata\naction = true\n';
-  assert.throws(() => loadHupConfig(setup({ 'hooks.conf': hook })), /cannot open the main configuration/);
+  assert.throws(() => loadHupConfig(setup({ 'hooks.conf': hook })), /cannot read the main configuration .*ENOENT/);
+  assert.throws(
+    () => loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}stack\n`, 'hooks.conf': hook })),
+    /cannot read the main configuration .*cfn-hup.conf:5: expected "key = value"/,
+  );
   assert.throws(
     () => loadHupConfig(setup({ 'cfn-hup.conf': '[main]\nstack = web\n', 'hooks.conf': hook })),
     /needs stack and credential-file/,
@@ -53,16 +57,7 @@ test('bad configurations are refused with what is wrong', () => {
   assert.throws(() => loadHupConfig(setup({ 'cfn-hup.conf': MAIN })), /no hooks: add a section/);
   assert.throws(
     () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('post.update', 'post.updated') })),
-    /unknown trigger 'post.updated'/,
-  );
-  assert.throws(() => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('action = true\n', '') })), /has no action/);
-  assert.throws(
-    () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('Resources.S.Metadata', 'S.Metadata') })),
-    /is not Resources.<resource>.Metadata/,
-  );
-  assert.throws(
-    () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN.replace('interval = 5', 'interval = 0'), 'hooks.conf': hook })),
-    /interval '0'/,
+    /no usable hooks:\nhook \[h\] in .*hooks.conf skipped: unknown trigger 'post.updated'/,
   );
   for (const bad of ['-1', '1.5', '10s']) {
     assert.throws(
@@ -73,10 +68,54 @@ test('bad configurations are refused with what is wrong', () => {
   assert.equal(loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = 0\n`, 'hooks.conf': hook })).main.actionTimeoutSeconds, 0);
 });
 
+test('a bad hook, an unparsable hooks file or a bad interval is skipped with a warning saying why; the good hooks stay', () => {
+  const good = '[good]\ntriggers = post.update\npath = Resources.S.Metadata\naction = true\n';
+  const files = setup({
+    'cfn-hup.conf': MAIN.replace('interval = 5', 'interval = 0'),
+    'hooks.conf':
+      good +
+      '[no-action]\ntriggers = post.update\npath = Resources.S.Metadata\n' +
+      '[typo]\ntriggers = post.update, post.change\npath = Resources.S.Metadata\naction = true\n' +
+      '[bad-path]\ntriggers = post.update\npath = S.Metadata\naction = true\n',
+    'hooks.d/a.conf':
+      '[good]\ntriggers = post.add\npath = Resources.T.Metadata\naction = false\n[other]\ntriggers = post.remove\npath = Resources.T.Metadata.k\naction = true\n',
+    'hooks.d/b.conf': 'triggers post.update\n',
+  });
+  const config = loadHupConfig(files);
+  assert.deepEqual(
+    config.hooks.map((hook) => [hook.name, hook.file, hook.resource]),
+    [
+      ['good', files.hooksFile, 'S'],
+      ['other', join(files.hooksDir, 'a.conf'), 'T'],
+    ],
+  );
+  assert.equal(config.main.intervalMinutes, 15);
+  assert.deepEqual(config.warnings, [
+    `${join(files.hooksDir, 'b.conf')} skipped: ${join(files.hooksDir, 'b.conf')}:1: expected "key = value", got "triggers post.update"`,
+    `${files.mainFile}: [main] interval '0' is not a whole number of minutes ≥ 1; using 15`,
+    `hook [no-action] in ${files.hooksFile} skipped: it has no action; a hook needs triggers, path and action (runas optional)`,
+    `hook [typo] in ${files.hooksFile} skipped: unknown trigger 'post.change'; use post.add, post.update, post.remove, service.restarted`,
+    `hook [bad-path] in ${files.hooksFile} skipped: path 'S.Metadata' is not Resources.<resource>.Metadata[.<key>...]`,
+    `hook [good] in ${join(files.hooksDir, 'a.conf')} skipped: it is already defined in ${files.hooksFile}`,
+  ]);
+  for (const [interval, minutes] of [
+    ['-5', 15],
+    ['abc', 15],
+    ['2.5', 15],
+    ['', 15],
+    ['7', 7],
+  ] as const) {
+    const hooks = setup({ 'cfn-hup.conf': MAIN.replace('interval = 5', `interval = ${interval}`), 'hooks.conf': good });
+    assert.equal(loadHupConfig(hooks).main.intervalMinutes, minutes, `interval = ${interval}`);
+    assert.equal(loadHupConfig(hooks).warnings.length, minutes === 7 || interval === '' ? 0 : 1, `interval = ${interval}`);
+  }
+});
+
 test('change events at a path: add, update, remove, none; a change elsewhere is no event', () => {
   const hook = { keys: ['AWS::CloudFormation::Init', 'config'] };
   const v1 = { 'AWS::CloudFormation::Init': { config: { files: { a: 1 } } }, other: 1 };
-  assert.equal(changeEvent(undefined, v1, hook), 'post.add');
+  assert.equal(changeEvent(undefined, v1, hook), 'post.update', 'no cache at all: post.update, as the original fires');
+  assert.equal(changeEvent(undefined, { other: 1 }, hook), undefined, 'no cache and no value: nothing');
   assert.equal(changeEvent({}, v1, hook), 'post.add');
   assert.equal(changeEvent(v1, { ...v1, other: 2 }, hook), undefined);
   assert.equal(changeEvent(v1, { 'AWS::CloudFormation::Init': { config: { files: { a: 2 } } } }, hook), 'post.update');

@@ -37,7 +37,7 @@ export interface HupMain {
   credentialFile: string;
   /** Accepted, unused (as in the original). Default nova. */
   region: string;
-  /** Minutes between passes. Default 15 (AWS's default; the original parsed 10 and ignored it). */
+  /** Minutes between passes. Default 15 (AWS's default; the original parsed 10 and ignored it), also for a bad value. */
   intervalMinutes: number;
   verbose: boolean;
   /** `url` (beyond the original): the CFN API base URL; default from /var/lib/heat-cfntools. */
@@ -49,6 +49,9 @@ export interface HupMain {
   actionTimeoutSeconds: number;
 }
 
+/** Default of `[main] interval`, in minutes (AWS's). */
+export const DEFAULT_INTERVAL_MINUTES = 15;
+
 /** Default of `[main] action-timeout`, in seconds: generous for a cfn-init run that installs packages. */
 export const DEFAULT_ACTION_TIMEOUT_SECONDS = 3600;
 
@@ -56,6 +59,8 @@ export const DEFAULT_ACTION_TIMEOUT_SECONDS = 3600;
 export interface HupConfig {
   main: HupMain;
   hooks: readonly HookConfig[];
+  /** What was skipped or replaced by a default, and why: one line each, for the log. */
+  warnings: readonly string[];
   /** `path:mtime:size` of every file read, to see when they change. */
   signature: string;
 }
@@ -128,21 +133,20 @@ export function filesSignature(paths: string[]): string {
     .join('|');
 }
 
-function parseHook(name: string, file: string, get: Lookup): HookConfig {
-  const where = `hook [${name}] in ${file}`;
+/** A hook section, or what is wrong with it. */
+function parseHook(name: string, file: string, get: Lookup): HookConfig | { problem: string } {
   const missing = ['triggers', 'path', 'action'].filter((key) => !get(key));
-  if (missing.length > 0)
-    throw new ExitError(1, `${where} has no ${missing.join(', ')}; a hook needs triggers, path and action (runas optional)`);
+  if (missing.length > 0) return { problem: `it has no ${missing.join(', ')}; a hook needs triggers, path and action (runas optional)` };
   const triggers = get('triggers')!
     .split(',')
     .map((trigger) => trigger.trim())
     .filter((trigger) => trigger !== '');
   const unknown = triggers.filter((trigger) => !(HOOK_TRIGGERS as readonly string[]).includes(trigger));
-  if (unknown.length > 0) throw new ExitError(1, `${where}: unknown trigger '${unknown.join("', '")}'; use ${HOOK_TRIGGERS.join(', ')}`);
+  if (unknown.length > 0) return { problem: `unknown trigger '${unknown.join("', '")}'; use ${HOOK_TRIGGERS.join(', ')}` };
   const path = get('path')!;
   const [root, resource, field, ...keys] = path.split('.');
   if (root !== 'Resources' || !resource || (field !== undefined && field !== 'Metadata')) {
-    throw new ExitError(1, `${where}: path '${path}' is not Resources.<resource>.Metadata[.<key>...]`);
+    return { problem: `path '${path}' is not Resources.<resource>.Metadata[.<key>...]` };
   }
   return Object.freeze({
     name,
@@ -156,21 +160,29 @@ function parseHook(name: string, file: string, get: Lookup): HookConfig {
   });
 }
 
-/** Reads and validates the configuration; a missing main file, a missing key or no hooks at all is ExitError(1). */
+/**
+ * Reads and validates the configuration. A missing main file, stack or credential-file, or no usable hook is
+ * ExitError(1). A bad hook is skipped and a bad interval replaced by the default, each with a warning, so that one
+ * mistake does not stop every other hook (the original refused the whole configuration).
+ */
 export function loadHupConfig(files: HupConfigFiles): HupConfig {
   const list = configFileList(files);
   const signature = filesSignature(list);
   const docs: Array<{ file: string; doc: IniDocument }> = [];
+  const warnings: string[] = [];
   for (const file of list) {
-    let text: string;
+    let doc: IniDocument;
     try {
-      text = readFileSync(file, 'utf8');
+      doc = parseIni(readFileSync(file, 'utf8'), file, CONFIGPARSER);
     } catch (error) {
-      if (file === files.mainFile) throw new ExitError(1, `cannot open the main configuration ${file}: ${(error as Error).message}`);
+      const message = (error as Error).message;
+      if (file === files.mainFile) throw new ExitError(1, `cannot read the main configuration ${file}: ${message}`);
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw new ExitError(1, `cannot read ${file}: ${(error as Error).message}`);
+      // the hooks of the other files still run
+      warnings.push(`${file} skipped: ${message}`);
+      continue;
     }
-    docs.push({ file, doc: lowerKeys(parseIni(text, file, CONFIGPARSER)) });
+    docs.push({ file, doc: lowerKeys(doc) });
   }
   const defaults = defaultsOf(docs);
   const mainValue = lookupIn(docs[0]!.doc.get('main'), defaults);
@@ -179,10 +191,14 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
   if (!stack || !credentialFile) {
     throw new ExitError(1, `${files.mainFile}: [main] needs stack and credential-file (got ${stack ? 'no credential-file' : 'no stack'})`);
   }
-  const intervalText = mainValue('interval') ?? '15';
-  const intervalMinutes = Number(intervalText);
-  if (!Number.isInteger(intervalMinutes) || intervalMinutes < 1)
-    throw new ExitError(1, `${files.mainFile}: [main] interval '${intervalText}' must be a whole number of minutes ≥ 1`);
+  const intervalText = mainValue('interval') || String(DEFAULT_INTERVAL_MINUTES);
+  let intervalMinutes = Number(intervalText);
+  if (!/^\d+$/.test(intervalText) || !Number.isSafeInteger(intervalMinutes) || intervalMinutes < 1) {
+    warnings.push(
+      `${files.mainFile}: [main] interval '${intervalText}' is not a whole number of minutes ≥ 1; using ${DEFAULT_INTERVAL_MINUTES}`,
+    );
+    intervalMinutes = DEFAULT_INTERVAL_MINUTES;
+  }
   const timeoutText = mainValue('action-timeout') || String(DEFAULT_ACTION_TIMEOUT_SECONDS);
   const actionTimeoutSeconds = Number(timeoutText);
   if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(actionTimeoutSeconds))
@@ -198,14 +214,26 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
   });
 
   const hooks: HookConfig[] = [];
+  const seen = new Map<string, string>();
   for (const { file, doc } of docs) {
     for (const [name, section] of doc) {
       if (name === 'main' || name === DEFAULT_SECTION) continue;
-      if (hooks.some((hook) => hook.name === name))
-        throw new ExitError(1, `hook [${name}] in ${file} is already defined in ${hooks.find((hook) => hook.name === name)!.file}`);
-      hooks.push(parseHook(name, file, lookupIn(section, defaults)));
+      const earlier = seen.get(name);
+      seen.set(name, earlier ?? file);
+      const hook =
+        earlier === undefined ? parseHook(name, file, lookupIn(section, defaults)) : { problem: `it is already defined in ${earlier}` };
+      if ('problem' in hook) warnings.push(`hook [${name}] in ${file} skipped: ${hook.problem}`);
+      else hooks.push(hook);
     }
   }
-  if (hooks.length === 0) throw new ExitError(1, `no hooks: add a section to ${files.hooksFile} or a *.conf file in ${files.hooksDir}`);
-  return Object.freeze({ main, hooks: Object.freeze(hooks), signature });
+  if (hooks.length === 0) {
+    const skipped = warnings.filter((warning) => warning.includes(' skipped: '));
+    throw new ExitError(
+      1,
+      skipped.length > 0
+        ? `no usable hooks:\n${skipped.join('\n')}`
+        : `no hooks: add a section to ${files.hooksFile} or a *.conf file in ${files.hooksDir}`,
+    );
+  }
+  return Object.freeze({ main, hooks: Object.freeze(hooks), warnings: Object.freeze(warnings), signature });
 }

@@ -12,10 +12,15 @@ export function valueAtPath(metadata: unknown, keys: readonly string[]): unknown
   return value;
 }
 
-/** post.add (absent -> present), post.update (present, changed), post.remove (present -> absent), or none. */
+/**
+ * post.add (absent -> present), post.update (present, changed), post.remove (present -> absent), or none. With no
+ * cached metadata at all (`before` undefined: neither cfn-init nor cfn-hup ran here yet), a present value is
+ * post.update, as in the original: it compares with nothing, sees a change and fires post.update on that first pass.
+ */
 export function changeEvent(before: unknown, after: unknown, hook: Pick<HookConfig, 'keys'>): HookTrigger | undefined {
-  const old = before === undefined ? undefined : valueAtPath(before, hook.keys);
   const now = valueAtPath(after, hook.keys);
+  if (before === undefined) return now === undefined ? undefined : 'post.update';
+  const old = valueAtPath(before, hook.keys);
   if (old === undefined && now === undefined) return undefined;
   if (old === undefined) return 'post.add';
   if (now === undefined) return 'post.remove';

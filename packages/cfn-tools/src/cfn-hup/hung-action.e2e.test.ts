@@ -136,8 +136,8 @@ test('cfn-hup -f on SIGTERM stops the running action and every process below it,
     t,
     server,
     'action-timeout = 0\n',
-    `[a-hang]\ntriggers = post.add\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n` +
-      `[b-next]\ntriggers = post.add\npath = Resources.@RES@.Metadata\naction = echo next >> @ROOT@/fired.log\n`,
+    `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n` +
+      `[b-next]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo next >> @ROOT@/fired.log\n`,
   );
   const child = spawn(process.execPath, [binPath('cfn-hup'), '-f', '--log-format', 'text'], {
     env: binEnv({ HEARTH_ROOT: root }),

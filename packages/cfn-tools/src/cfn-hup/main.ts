@@ -4,7 +4,7 @@ import { constants } from 'node:os';
 import { createLogger } from '@hearth/agent-kit/logger';
 import { agentPaths } from '@hearth/agent-kit/paths';
 import type { HttpFunction } from '../shared/describe-stack-resource.ts';
-import { configFileList, filesSignature, loadHupConfig } from './config.ts';
+import { configFileList, filesSignature, loadHupConfig, type HupConfig } from './config.ts';
 import { runDaemon } from './daemon.ts';
 import { CFN_HUP_USAGE, parseCfnHupArgs } from './options.ts';
 import { runPass } from './pass.ts';
@@ -38,8 +38,15 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
     format: options.logFormat,
     stream: deps.stderr ?? process.stderr,
   });
+  // what was skipped, so that a hook that never fires has its reason in the log
+  const load = (): HupConfig => {
+    const config = loadHupConfig(options.files);
+    for (const warning of config.warnings) log.warn(warning);
+    return config;
+  };
+  for (const warning of first.warnings) log.warn(warning);
   const services = deps.services ?? systemServiceManager();
-  const pass = (config: typeof first, signal?: AbortSignal) =>
+  const pass = (config: HupConfig, signal?: AbortSignal) =>
     runPass({ config, paths, log, services, env, ...(deps.http !== undefined && { http: deps.http }), ...(signal && { signal }) });
 
   const stop = deps.signal ? { signal: deps.signal, received: undefined } : stopOnSignals();
@@ -61,7 +68,7 @@ export async function cfnHupMain(argv: string[], deps: CfnHupDeps = {}): Promise
         loaded = false;
         return first;
       }
-      return loadHupConfig(options.files);
+      return load();
     },
     currentSignature: () => filesSignature(configFileList(options.files)),
     // A running action is stopped on SIGTERM, so stopping never waits for a hung one.

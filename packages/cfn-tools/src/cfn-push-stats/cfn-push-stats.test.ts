@@ -91,10 +91,11 @@ test('heartbeat, service failure and a custom metric: one signed form POST each,
     },
   );
   assert.equal(code, 0);
+  // in the original's order (Debian's cfn-push-stats against a loopback receiver): the custom metric first
   assert.deepEqual(rec.received.map(metric), [
+    { name: 'QueueDepth', unit: 'Count', value: 42.5, dims: [`InstanceId=${hostname()}`, 'AlarmName=HighLoad'] },
     { name: 'ServiceFailure', unit: 'Counter', value: 1, dims: [`InstanceId=${hostname()}`, 'AlarmName=HighLoad'] },
     { name: 'Heartbeat', unit: 'Counter', value: 1, dims: [`InstanceId=${hostname()}`, 'AlarmName=HighLoad'] },
-    { name: 'QueueDepth', unit: 'Count', value: 42.5, dims: [`InstanceId=${hostname()}`, 'AlarmName=HighLoad'] },
   ]);
   assert.ok(
     rec.received.every(
@@ -121,7 +122,7 @@ test('system metrics come from systeminformation with the original’s names and
       '--disk-space-util',
       '--disk-space-avail',
       '--disk-units',
-      'kilobytes',
+      'Kilobytes',
     ],
     {
       env: { HEARTH_ROOT: root },
@@ -130,15 +131,16 @@ test('system metrics come from systeminformation with the original’s names and
   );
   assert.equal(code, 0);
   const sent = rec.received.map(metric);
+  // a size's Unit is the original's: the --memory-units/--disk-units word, lowercase (it sent args.memory_units)
   assert.deepEqual(
     sent.map((m) => [m.name, m.unit]),
     [
       ['MemoryUtilization', 'Percent'],
-      ['MemoryUsed', 'Megabytes'],
-      ['MemoryAvailable', 'Megabytes'],
+      ['MemoryUsed', 'megabytes'],
+      ['MemoryAvailable', 'megabytes'],
       ['SwapUtilization', 'Percent'],
       ['DiskSpaceUtilization', 'Percent'],
-      ['DiskSpaceAvailable', 'Kilobytes'],
+      ['DiskSpaceAvailable', 'kilobytes'],
     ],
   );
   assert.deepEqual(sent[0]!.dims, ['metering.stack=web', 'InstanceId=i-123']);

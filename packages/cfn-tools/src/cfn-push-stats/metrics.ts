@@ -1,7 +1,7 @@
 // Collects the metrics asked for, with the original's names and units; systeminformation is loaded only
 // when a system metric is asked for.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SIZE_UNITS, type CfnPushStatsOptions, type SizeUnit } from './options.ts';
+import { SIZE_UNITS, type CfnPushStatsOptions } from './options.ts';
 
 /** One datum to send. */
 export interface MetricDatum {
@@ -45,21 +45,21 @@ export function systemInformationSource(): SystemSource {
   };
 }
 
-function unitLabel(unit: SizeUnit): string {
-  return unit.charAt(0).toUpperCase() + unit.slice(1);
-}
-
 function percent(part: number, whole: number): number {
   return whole > 0 ? (100 * part) / whole : 0;
 }
 
-/** The data for the options, in the original's order: ServiceFailure, Heartbeat, memory, swap, disk, CPU, then the custom metric. */
+/**
+ * The data for the options, in the original's order: the custom metric, ServiceFailure, Heartbeat, memory, swap, disk,
+ * CPU. A size's unit is the original's too: the `--memory-units`/`--disk-units` word itself (`megabytes`).
+ */
 export async function collectMetrics(options: CfnPushStatsOptions, source: SystemSource): Promise<MetricDatum[]> {
   const data: MetricDatum[] = [];
   const asked = new Set(options.systemMetrics);
+  if (options.custom) data.push({ name: options.custom.name, unit: options.custom.units, value: options.custom.value });
   if (options.serviceFailure) data.push({ name: 'ServiceFailure', unit: 'Counter', value: 1 });
   if (options.heartbeat) data.push({ name: 'Heartbeat', unit: 'Counter', value: 1 });
-  const memUnits = { unit: unitLabel(options.memoryUnits), divisor: SIZE_UNITS[options.memoryUnits] };
+  const memUnits = { unit: options.memoryUnits, divisor: SIZE_UNITS[options.memoryUnits] };
   if (['mem-util', 'mem-used', 'mem-avail', 'swap-util', 'swap-used'].some((name) => asked.has(name as never))) {
     const mem = await source.memory();
     if (asked.has('mem-util')) data.push({ name: 'MemoryUtilization', unit: 'Percent', value: percent(mem.used, mem.total) });
@@ -70,7 +70,7 @@ export async function collectMetrics(options: CfnPushStatsOptions, source: Syste
   }
   if (['disk-space-util', 'disk-space-used', 'disk-space-avail'].some((name) => asked.has(name as never))) {
     const disk = await source.disk(options.diskPath);
-    const diskUnits = { unit: unitLabel(options.diskUnits), divisor: SIZE_UNITS[options.diskUnits] };
+    const diskUnits = { unit: options.diskUnits, divisor: SIZE_UNITS[options.diskUnits] };
     // Of the space users can have (used + available), as psutil.disk_usage and df's Use% count it: blocks
     // reserved for root are neither, so used / size reads low (on ext4's default 5% reserve, 95 for a full disk).
     if (asked.has('disk-space-util'))
@@ -80,6 +80,5 @@ export async function collectMetrics(options: CfnPushStatsOptions, source: Syste
       data.push({ name: 'DiskSpaceAvailable', unit: diskUnits.unit, value: disk.available / diskUnits.divisor });
   }
   if (asked.has('cpu-util')) data.push({ name: 'CPUUtilization', unit: 'Percent', value: await source.cpuPercent() });
-  if (options.custom) data.push({ name: options.custom.name, unit: options.custom.units, value: options.custom.value });
   return data;
 }

@@ -24,14 +24,33 @@ function argparseTakesAsValue(token: string, options: FlagSpec): boolean {
 }
 
 /**
- * Rewrites `-r VALUE` / `--reason VALUE` into `--reason=VALUE` when VALUE starts with `-` but argparse
- * would take it as the value (`-e -1`, `-r "-- install failed"`); parseArgs refuses those otherwise.
+ * `--name[=value]` with `name` completed as argparse completes it: an exact name wins, else the one option that
+ * starts with it (`--cred` is `--credential-file`); several are an ambiguous option, none is left for parseArgs
+ * to refuse as unknown.
+ */
+function completeLongFlag(token: string, options: FlagSpec): string {
+  const equals = token.indexOf('=');
+  const written = equals === -1 ? token.slice(2) : token.slice(2, equals);
+  if (Object.hasOwn(options, written)) return token;
+  const candidates = Object.keys(options).filter((name) => name.startsWith(written));
+  if (candidates.length > 1) {
+    throw new Error(`ambiguous option: --${written} could match ${candidates.map((name) => `--${name}`).join(', ')}`);
+  }
+  return candidates.length === 1 ? `--${candidates[0]}${equals === -1 ? '' : token.slice(equals)}` : token;
+}
+
+/**
+ * Completes abbreviated long flags, and rewrites `-r VALUE` / `--reason VALUE` into `--reason=VALUE` when VALUE
+ * starts with `-` but argparse would take it as the value (`-e -1`, `-r "-- install failed"`); parseArgs refuses
+ * those otherwise.
  */
 function joinDashValues(argv: string[], options: FlagSpec): string[] {
   const out: string[] = [];
   for (let index = 0; index < argv.length; index++) {
-    const token = argv[index]!;
-    if (token === '--') return [...out, ...argv.slice(index)];
+    const given = argv[index]!;
+    if (given === '--') return [...out, ...argv.slice(index)];
+    // argparse takes a dash token with a space that names no option as a value, so it is not completed
+    const token = given.startsWith('--') && !argparseTakesAsValue(given, options) ? completeLongFlag(given, options) : given;
     const name = token.startsWith('--')
       ? token.slice(2)
       : /^-[^-]$/.test(token)
