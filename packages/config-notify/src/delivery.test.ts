@@ -54,7 +54,7 @@ test('fails twice with 503, then delivers: same body and Idempotency-Key each ti
     const { outbox, logger, ctx } = setup();
     const entry = await queue(ctx, hearthInputs(fake.url), { deploy_stdout: 'hi', deploy_status_code: 0 });
     const summary = await drainOutbox({ ...ctx, random: () => 0.99 });
-    assert.deepEqual(summary, { delivered: 1, rejected: 0, expired: 0, queued: 0 });
+    assert.deepEqual(summary, { delivered: 1, rejected: 0, expired: 0, queued: 0, unreadable: 0 });
     assert.equal(fake.requests.length, 3);
     for (const request of fake.requests) {
       assert.equal(request.method, 'POST');
@@ -112,7 +112,7 @@ for (const status of [400, 403, 409]) {
       const { outbox, logger, ctx } = setup();
       await queue(ctx, hearthInputs(fake.url), { deploy_status_code: 1 });
       const summary = await drainOutbox(ctx);
-      assert.deepEqual(summary, { delivered: 0, rejected: 1, expired: 0, queued: 0 });
+      assert.deepEqual(summary, { delivered: 0, rejected: 1, expired: 0, queued: 0, unreadable: 0 });
       assert.equal(fake.requests.length, 1);
       assert.deepEqual(outbox.list().entries, []);
       const line = logger.lines.find((l) => l.msg === 'signal rejected; it will not be sent again');
@@ -166,10 +166,10 @@ test('state on disk survives a restart: attempts and next attempt time are kept 
   try {
     const restarted = { ...slow, outbox: new Outbox(outbox.dir) };
     const early = await drainOutbox(restarted, { mode: 'once' });
-    assert.deepEqual(early, { delivered: 0, rejected: 0, expired: 0, queued: 1 }, 'not due yet: left alone');
+    assert.deepEqual(early, { delivered: 0, rejected: 0, expired: 0, queued: 1, unreadable: 0 }, 'not due yet: left alone');
     assert.equal(fake.requests.length, 0);
     const later = await drainOutbox({ ...restarted, now: () => Date.parse(stored.nextAttemptAt) + 1 }, { mode: 'once' });
-    assert.deepEqual(later, { delivered: 1, rejected: 0, expired: 0, queued: 0 });
+    assert.deepEqual(later, { delivered: 1, rejected: 0, expired: 0, queued: 0, unreadable: 0 });
     assert.equal(fake.requests.length, 1);
     assert.equal(fake.requests[0]!.headers['idempotency-key'], entry.id, 'the same key after the restart');
   } finally {
@@ -203,7 +203,7 @@ test('past the deadline a retried entry is dropped with a log line; a first atte
     assert.equal(entry.deadline, '2020-01-01T00:01:00.000Z');
     await outbox.save({ ...entry, attempts: 2 });
     const summary = await drainOutbox(ctx);
-    assert.deepEqual(summary, { delivered: 0, rejected: 0, expired: 1, queued: 0 });
+    assert.deepEqual(summary, { delivered: 0, rejected: 0, expired: 1, queued: 0, unreadable: 0 });
     assert.equal(fake.requests.length, 0);
     assert.ok(logger.lines.some((l) => l.msg === 'dropping a signal that was never acknowledged: the deployment deadline has passed'));
 
@@ -232,7 +232,11 @@ test('a signal that missed its deadline while the server was down is still retri
       { creation_time: creation },
     );
     await outbox.save({ ...entry, attempts: 2 });
-    assert.deepEqual(await drainOutbox(ctx), { delivered: 1, rejected: 0, expired: 0, queued: 0 }, 'within the default hour: sent');
+    assert.deepEqual(
+      await drainOutbox(ctx),
+      { delivered: 1, rejected: 0, expired: 0, queued: 0, unreadable: 0 },
+      'within the default hour: sent',
+    );
     assert.equal(fake.requests.length, 1);
 
     const again = await queue(
@@ -244,7 +248,7 @@ test('a signal that missed its deadline while the server was down is still retri
     await outbox.save({ ...again, attempts: 2 });
     assert.deepEqual(
       await drainOutbox({ ...ctx, lateMs: 5_000 }),
-      { delivered: 0, rejected: 0, expired: 1, queued: 0 },
+      { delivered: 0, rejected: 0, expired: 1, queued: 0, unreadable: 0 },
       'past --late-ms: dropped',
     );
     assert.equal(fake.requests.length, 1);
@@ -461,7 +465,7 @@ test('a signal of an earlier action queued behind a newer one is dropped, not se
     );
     assert.doesNotMatch(logger.text(), /Signature=s|"pw"/);
 
-    assert.deepEqual(await drainOutbox(ctx), { delivered: 3, rejected: 0, expired: 0, queued: 0 });
+    assert.deepEqual(await drainOutbox(ctx), { delivered: 3, rejected: 0, expired: 0, queued: 0, unreadable: 0 });
     const signals = fake.requests.filter((request) => !request.url.includes('/auth/tokens'));
     assert.deepEqual(signals.map((request) => (JSON.parse(request.body.toString()) as { result: string }).result).sort(), [
       'new',
@@ -506,7 +510,7 @@ test('follow mode picks up a newly queued signal without waiting for the rescan'
     assert.equal(fake.requests.length, 1);
     assert.ok(fake.requests[0]!.at - queuedAt < 15_000, `${fake.requests[0]!.at - queuedAt} ms`);
     stop.abort();
-    assert.deepEqual(await draining, { delivered: 1, rejected: 0, expired: 0, queued: 0 });
+    assert.deepEqual(await draining, { delivered: 1, rejected: 0, expired: 0, queued: 0, unreadable: 0 });
   } finally {
     stop.abort();
     await fake.close();
@@ -524,10 +528,10 @@ test('a drain stopped between entries counts the entries it did not attempt as s
     await queue(ctx, hearthInputs(fake.url), { n: 1 });
     await queue(ctx, hearthInputs(fake.url), { n: 2 });
     const summary = await drainOutbox(ctx, { stop: stop.signal });
-    assert.deepEqual(summary, { delivered: 1, rejected: 0, expired: 0, queued: 1 });
+    assert.deepEqual(summary, { delivered: 1, rejected: 0, expired: 0, queued: 1, unreadable: 0 });
     assert.equal(fake.requests.length, 1);
     assert.equal(outbox.list().entries.length, 1);
-    assert.deepEqual(await drainOutbox(ctx, { stop: stop.signal }), { delivered: 0, rejected: 0, expired: 0, queued: 1 });
+    assert.deepEqual(await drainOutbox(ctx, { stop: stop.signal }), { delivered: 0, rejected: 0, expired: 0, queued: 1, unreadable: 0 });
   } finally {
     await fake.close();
   }
@@ -554,7 +558,7 @@ test('a retry wait longer than a Node timer holds (40 days) is waited, not turne
     assert.equal(fake.requests.length, 1, 'one attempt, then a 40-day wait');
     assert.ok(scans <= 5, `the outbox was scanned ${scans} times in 0.5 s`);
     stop.abort();
-    assert.deepEqual(await draining, { delivered: 0, rejected: 0, expired: 0, queued: 1 });
+    assert.deepEqual(await draining, { delivered: 0, rejected: 0, expired: 0, queued: 1, unreadable: 0 });
   } finally {
     stop.abort();
     await fake.close();

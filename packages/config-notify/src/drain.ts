@@ -25,6 +25,8 @@ export interface DrainSummary {
   expired: number;
   /** Entries still queued when the drain ended. */
   queued: number;
+  /** Entry files that could not be read when the drain ended (left in place, never sent). */
+  unreadable: number;
 }
 
 /** Sleeps `ms` (any length: `--retry-cap-ms` may be weeks) unless `stop` fires or `wake` resolves first. */
@@ -71,7 +73,7 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
   const mode = options.mode ?? 'empty';
   const now = ctx.now ?? Date.now;
   const capMs = (ctx.backoff ?? DEFAULT_BACKOFF).capMs;
-  const summary: DrainSummary = { delivered: 0, rejected: 0, expired: 0, queued: 0 };
+  const summary: DrainSummary = { delivered: 0, rejected: 0, expired: 0, queued: 0, unreadable: 0 };
   const reported = new Set<string>();
   // When each entry this drain retried is due: its file says so too, unless the disk took no write.
   const notBefore = new Map<string, number>();
@@ -81,6 +83,7 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
     for (;;) {
       const changed = watcher?.next();
       const { entries, unreadable } = ctx.outbox.list();
+      summary.unreadable = unreadable.length;
       for (const bad of unreadable) {
         if (!reported.has(bad.file)) ctx.log.error('cannot read an outbox entry; leaving it for an operator', { ...bad });
         reported.add(bad.file);

@@ -17,5 +17,7 @@ export const EXIT_NOT_QUEUED = 75;
 /**
  * The command line, the environment (`HEARTH_NOTIFY_*`, `HEARTH_LOG_FORMAT`) or the deployment file given cannot be
  * used: nothing was queued or sent (EX_CONFIG). Never 1, so a typo on the VM is not taken for a server's refusal.
+ * `--drain` exits with it too while outbox entries it cannot read are left: those were not sent, and only an
+ * operator can repair them.
  */
 export const EXIT_CONFIG = 78;

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -33,7 +33,7 @@ function sink(): { stream: Writable; text(): string } {
   };
 }
 
-async function run(argv: string[], env: Record<string, string>, stdin: Buffer | string = ''): Promise<Run> {
+async function run(argv: string[], env: Record<string, string>, stdin: Buffer | string = '', stop?: AbortSignal): Promise<Run> {
   const err = sink();
   const out = sink();
   const code = await main(argv, {
@@ -41,7 +41,7 @@ async function run(argv: string[], env: Record<string, string>, stdin: Buffer | 
     stdin: Readable.from([Buffer.from(stdin)]),
     stderr: err.stream,
     stdout: out.stream,
-    stop: new AbortController().signal,
+    stop: stop ?? new AbortController().signal,
   });
   const log = err
     .text()
@@ -164,6 +164,69 @@ test('server down: the plain invocation queues the signal and exits 0; --drain d
     assert.equal(back.requests.length, 1);
     assert.equal(back.requests[0]!.body.toString(), '{"deploy_status_code":0}');
     assert.deepEqual(readdirSync(outbox), []);
+  } finally {
+    await back.close();
+  }
+});
+
+test('--drain with outbox entries it cannot read exits 78, naming them, not 0; the readable ones are still delivered', async () => {
+  const fake = await startFake(() => ({ status: 200 }));
+  const port = Number(new URL(fake.url).port);
+  await fake.close();
+  const { env, deployment, outbox } = files(hearth(fake.url));
+  assert.equal((await run([deployment], env, '{"deploy_status_code":0}')).code, 0, 'queued while the server is down');
+  writeFileSync(join(outbox, 'corrupt.json'), '{"version":');
+  mkdirSync(join(outbox, 'dir.json'));
+  const back = await startFake(() => ({ status: 200 }), port);
+  try {
+    const drained = await run(['--drain'], env);
+    assert.equal(drained.code, EXIT_CONFIG, JSON.stringify(drained.log));
+    assert.equal(back.requests.length, 1, 'the readable entry is delivered');
+    const named = drained.log.filter((l) => l.msg === 'cannot read an outbox entry; leaving it for an operator').map((l) => l.file);
+    assert.deepEqual(named.sort(), [join(outbox, 'corrupt.json'), join(outbox, 'dir.json')]);
+    assert.ok(
+      drained.log.some(
+        (l) => l.level === 'error' && /^2 outbox entries could not be read and were not sent: repair or remove/.test(String(l.msg)),
+      ),
+    );
+    assert.deepEqual(readdirSync(outbox).sort(), ['corrupt.json', 'dir.json'], 'kept for an operator');
+  } finally {
+    await back.close();
+  }
+  // Only unreadable entries: the bin's exit status says so too (it was 0: "success", nothing sent).
+  const binEnv = { ...process.env };
+  delete binEnv.NODE_EXTRA_CA_CERTS;
+  const bin = spawnSync(process.execPath, [BIN, '--drain', '--once', '--outbox-dir', outbox, '--log-format', 'text'], {
+    encoding: 'utf8',
+    env: binEnv,
+  });
+  assert.equal(bin.status, EXIT_CONFIG, bin.stderr);
+  assert.match(bin.stderr, /2 outbox entries could not be read and were not sent/);
+  rmSync(join(outbox, 'dir.json'), { recursive: true });
+  rmSync(join(outbox, 'corrupt.json'));
+  assert.equal((await run(['--drain'], env)).code, 0, 'repaired: 0 again');
+});
+
+test('the daemon (--drain --follow) exits 0 when stopped, after a rejected signal and with an unreadable entry left', async () => {
+  const fake = await startFake(() => ({ status: 409, body: '{"error":{"message":"not IN_PROGRESS"}}' }));
+  const port = Number(new URL(fake.url).port);
+  await fake.close();
+  const { env, deployment, outbox } = files(hearth(fake.url));
+  assert.equal((await run([deployment], env, '{"deploy_status_code":0}')).code, 0, 'queued while the server is down');
+  writeFileSync(join(outbox, 'corrupt.json'), '{"version":');
+  const back = await startFake(() => ({ status: 409, body: '{"error":{"message":"not IN_PROGRESS"}}' }), port);
+  try {
+    const stop = new AbortController();
+    const daemon = run(['--drain', '--follow'], env, '', stop.signal);
+    for (let i = 0; i < 200 && back.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.equal(back.requests.length, 1, 'the daemon sent the queued signal');
+    for (let i = 0; i < 200 && readdirSync(outbox).length > 1; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.deepEqual(readdirSync(outbox), ['corrupt.json'], 'the rejected signal was dropped, the unreadable entry kept');
+    stop.abort();
+    // A stop is not a result: systemctl stop must not leave the unit failed (both were logged as they happened).
+    const stopped = await daemon;
+    assert.equal(stopped.code, 0, JSON.stringify(stopped.log));
+    assert.ok(stopped.log.some((l) => l.msg === 'cannot read an outbox entry; leaving it for an operator'));
   } finally {
     await back.close();
   }
@@ -313,6 +376,8 @@ test('usage and configuration errors are exit 78 (EX_CONFIG, never the 1 of a re
   fails(['a.json'], /^\$HEARTH_NOTIFY_MAX_BODY_BYTES must be/, { HEARTH_NOTIFY_MAX_BODY_BYTES: '1MiB' });
   fails(['a.json'], /^\$HEARTH_LOG_FORMAT must be json or text, not "txt"/, { HEARTH_LOG_FORMAT: 'txt' });
   fails(['--timeout-ms', '0', 'a.json'], /^--timeout-ms must be/, { HEARTH_NOTIFY_TIMEOUT_MS: '5' });
+  fails(['--drain', '--outbox-dir', ''], /^--outbox-dir must name a directory, not ""$/);
+  fails(['--outbox-dir', ' ', 'a.json'], /^--outbox-dir must name a directory, not " "$/);
   const parsed = parseCommandLine(['--drain', '--follow'], { HEARTH_ROOT: '/tmp/r', HEARTH_NOTIFY_RETRY_CAP_MS: '5000' });
   assert.equal(parsed.action, 'drain');
   assert.ok(parsed.action === 'drain' && parsed.mode === 'follow');

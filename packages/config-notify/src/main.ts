@@ -1,8 +1,8 @@
 // `heat-config-notify`: the command line -> queue and deliver a signal, drain the outbox, or send
 // a heartbeat. Resolves to the exit code; only bin.ts exits.
 import { closeHttpConnections, createLogger, ExitError, type Logger } from '@hearth/agent-kit';
-import { deliverUntilSettled, drainOutbox } from './drain.ts';
-import { EXIT_INTERNAL, EXIT_NOT_QUEUED } from './exit-codes.ts';
+import { deliverUntilSettled, drainOutbox, type DrainSummary } from './drain.ts';
+import { EXIT_CONFIG, EXIT_INTERNAL, EXIT_NOT_QUEUED, EXIT_REFUSED } from './exit-codes.ts';
 import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
 import { sendHeartbeat } from './heartbeat.ts';
 import { helpText, parseCommandLine, type NotifyOptions } from './options.ts';
@@ -67,6 +67,25 @@ function notifyExitCode(result: AttemptResult, wait: boolean): number {
 }
 
 /**
+ * Exit code of a drain: EXIT_CONFIG while entry files it cannot read are left (nothing was sent for them and only
+ * an operator can fix them), else 1 when it dropped a rejected or expired signal, else 0. The daemon (`--follow`)
+ * ends only when asked to stop, and logged each of those as it happened: it exits 0, so that `systemctl stop`
+ * does not leave its unit failed.
+ */
+function drainExitCode(summary: DrainSummary, mode: 'once' | 'empty' | 'follow', dir: string, log: Logger): number {
+  if (mode === 'follow') return 0;
+  if (summary.unreadable > 0) {
+    log.error(
+      `${summary.unreadable} outbox entr${summary.unreadable === 1 ? 'y' : 'ies'} could not be read and were not sent: ` +
+        `repair or remove the files named above in ${dir} (check their owner, mode and JSON), then run heat-config-notify --drain again`,
+      { unreadable: summary.unreadable, outbox: dir },
+    );
+    return EXIT_CONFIG;
+  }
+  return summary.rejected + summary.expired > 0 ? EXIT_REFUSED : 0;
+}
+
+/**
  * Runs the command line; resolves to the exit code. An unexpected error is ExitError(EXIT_INTERNAL), never the
  * 1 of a refused signal: the caller cannot tell whether the signal was queued, so it must hand it over again.
  */
@@ -111,7 +130,7 @@ async function run(argv: string[], io: MainIo): Promise<number> {
     if (command.action === 'drain') {
       const summary = await drainOutbox(ctx, { mode: command.mode, stop });
       log.info('drain finished', { ...summary });
-      return summary.rejected + summary.expired > 0 ? 1 : 0;
+      return drainExitCode(summary, command.mode, ctx.outbox.dir, log);
     }
     const info = readDeployment(command.deploymentFile);
     if (command.action === 'heartbeat') {

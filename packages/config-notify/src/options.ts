@@ -75,7 +75,8 @@ without delivery: the server rejected it (4xx), the deployment cannot be signall
 missing inputs), or with --wait it was finally not delivered; --drain exits 1 when it dropped a
 rejected or expired signal. These mean "nothing sent: fix this machine, hand it over again":
 70 an internal error, 75 the outbox could not be written, 78 bad usage, a bad flag or
-HEARTH_NOTIFY_*/HEARTH_LOG_FORMAT value, or a deployment file that cannot be read.
+HEARTH_NOTIFY_*/HEARTH_LOG_FORMAT value, or a deployment file that cannot be read; --drain
+exits 78 when outbox entries it cannot read are left (not sent: repair or remove them).
 `;
 }
 
@@ -144,6 +145,9 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
     throw new ExitError(EXIT_CONFIG, `--log-level must be debug, info, warn or error, not ${JSON.stringify(logLevel)}`);
   const baseMs = positiveInt(setting(values['retry-base-ms'], '--retry-base-ms', env, NOTIFY_ENV.retryBaseMs), DEFAULT_BACKOFF.baseMs);
   const capMs = positiveInt(setting(values['retry-cap-ms'], '--retry-cap-ms', env, NOTIFY_ENV.retryCapMs), DEFAULT_BACKOFF.capMs);
+  // An empty one would fail only when the outbox is first written: as a full disk (75) or an internal error (70).
+  if (values['outbox-dir']?.trim() === '')
+    throw new ExitError(EXIT_CONFIG, `--outbox-dir must name a directory, not ${JSON.stringify(values['outbox-dir'])}`);
   const options: NotifyOptions = Object.freeze({
     outboxDir: values['outbox-dir'] ?? agentPaths(env).outboxDir,
     backoff: Object.freeze({ baseMs, capMs: Math.max(capMs, baseMs) }),

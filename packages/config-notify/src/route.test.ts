@@ -60,6 +60,29 @@ test('HEAT_SIGNAL takes its credentials and resource from the inputs', () => {
   );
 });
 
+test('a deploy_signal_transport without the input it needs is refused (exit 1) naming both, not taken for NO_SIGNAL', () => {
+  for (const [transport, needed] of [
+    ['HEARTH_SIGNAL', 'deploy_signal_id'],
+    ['CFN_SIGNAL', 'deploy_signal_id'],
+    ['TEMP_URL_SIGNAL', 'deploy_signal_id'],
+    ['HEAT_SIGNAL', 'deploy_auth_url'],
+  ]) {
+    assert.throws(
+      () => route({ deploy_signal_transport: transport, deploy_signal_id: null, deploy_stack_id: 'st/1' }),
+      (error: unknown) =>
+        error instanceof ExitError &&
+        error.exitCode === EXIT_REFUSED &&
+        error.message.startsWith(
+          `deployment c0ffee00-0000-4000-8000-000000000001 names deploy_signal_transport ${transport} but has no ${needed},`,
+        ),
+      transport,
+    );
+  }
+  // Named but not one it knows, or none at all: the inputs decide, as in the original.
+  for (const declared of ['NO_SIGNAL', 'constructor', 'FOO_SIGNAL', ''])
+    assert.equal(route({ deploy_signal_transport: declared, deploy_stack_id: 'st/1' }), null, declared);
+});
+
 test('ZAQAR_SIGNAL is a clear "not supported" error', () => {
   for (const inputs of [{ deploy_queue_id: 'q', deploy_auth_url: 'http://ks/v3' }, { deploy_signal_transport: 'ZAQAR_SIGNAL' }]) {
     assert.throws(

@@ -86,11 +86,20 @@ function text(inputs: Readonly<Record<string, unknown>>, name: string): string |
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** The input each transport cannot signal without (NO_SIGNAL needs none; ZAQAR_SIGNAL is refused first). */
+const INPUT_OF_TRANSPORT: ReadonlyMap<string, string> = new Map([
+  ['HEARTH_SIGNAL', 'deploy_signal_id'],
+  ['CFN_SIGNAL', 'deploy_signal_id'],
+  ['TEMP_URL_SIGNAL', 'deploy_signal_id'],
+  ['HEAT_SIGNAL', 'deploy_auth_url'],
+]);
+
 /**
  * The signal route of a deployment, or null for NO_SIGNAL. Order as the original: a
  * `deploy_signal_id` (PUT => TEMP_URL_SIGNAL, else CFN_SIGNAL, or HEARTH_SIGNAL when
  * `deploy_signal_transport` says so), then `deploy_queue_id` (ZAQAR_SIGNAL: ExitError, not
- * supported), then `deploy_auth_url` (HEAT_SIGNAL).
+ * supported), then `deploy_auth_url` (HEAT_SIGNAL). A `deploy_signal_transport` other than NO_SIGNAL
+ * without the input its transport needs is ExitError(EXIT_REFUSED).
  */
 export function signalRoute(info: DeploymentInfo): SignalRoute | null {
   const inputs = info.inputs;
@@ -128,5 +137,14 @@ export function signalRoute(info: DeploymentInfo): SignalRoute | null {
       resourceName: text(inputs, 'deploy_resource_name')!,
     };
   }
+  // A transport named without its inputs (hearth-server leaves them out while the server has no credential):
+  // the server waits for this signal, so taking it for NO_SIGNAL would hide a deployment bound to time out.
+  const needed = declared === null ? undefined : INPUT_OF_TRANSPORT.get(declared);
+  if (needed !== undefined)
+    throw new ExitError(
+      EXIT_REFUSED,
+      `deployment ${info.id} names deploy_signal_transport ${declared} but has no ${needed}, so its result cannot be signalled ` +
+        'and the server will time it out: check that this server has its credentials, then deploy again',
+    );
   return null;
 }

@@ -38,7 +38,7 @@ test('empty, non-JSON and non-object input signal {} with a warning, as the orig
     ['not json', /not JSON/],
     ['[1,2]', /array, not an object/],
     ['"text"', /string, not an object/],
-    ['null', /object, not an object/],
+    ['null', /is a JSON null, not an object/],
   ] as const) {
     const parsed = parseSignalData(Buffer.from(input));
     assert.deepEqual(parsed.data, {}, input);

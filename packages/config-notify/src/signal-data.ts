@@ -45,7 +45,8 @@ export function parseSignalData(input: Buffer): SignalData {
     return { data: {}, warnings };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    warnings.push(`the signal data on stdin is a JSON ${Array.isArray(parsed) ? 'array' : typeof parsed}, not an object: signalling {}`);
+    const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'array' : typeof parsed;
+    warnings.push(`the signal data on stdin is a JSON ${kind}, not an object: signalling {}`);
     return { data: {}, warnings };
   }
   return { data: wellFormedDeep(parsed) as Record<string, unknown>, warnings };

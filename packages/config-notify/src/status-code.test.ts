@@ -21,6 +21,7 @@ test('a long message, a float, a boolean or an object becomes a short string the
   for (const [code, shown] of [
     [message, message],
     [1.5, '1.5'],
+    [Infinity, 'Infinity'],
     [false, 'false'],
     [{ reason: 'x' }, '{"reason":"x"}'],
     ['😀'.repeat(40), '😀'.repeat(40)],

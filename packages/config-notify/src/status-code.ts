@@ -12,7 +12,8 @@ export function acceptedStatusCode(data: Readonly<Record<string, unknown>>): { d
   const code = data.deploy_status_code;
   if (code === undefined || code === null || Number.isSafeInteger(code)) return { data, changed: false };
   if (typeof code === 'string' && code.length <= MAX_STATUS_CODE_CHARS) return { data, changed: false };
-  const text = typeof code === 'string' ? code : (JSON.stringify(code) ?? typeof code);
+  // A number as written, not as JSON: JSON.stringify writes 1e400 (Infinity) as null.
+  const text = typeof code === 'string' || typeof code === 'number' ? String(code) : (JSON.stringify(code) ?? typeof code);
   // At most 64 UTF-16 units (so 64 characters however they are counted), never half a surrogate pair.
   const short = text.slice(0, MAX_STATUS_CODE_CHARS).replace(/[\uD800-\uDBFF]$/, '');
   const stderr = typeof data.deploy_stderr === 'string' ? data.deploy_stderr : '';
