@@ -49,7 +49,7 @@ export function hintFor(code: string, context: ReportContext): string | undefine
     case 'ERR_STACK_EXISTS':
       return 'pick another name, or see it with `hearth stack show NAME`';
     case 'ERR_STACK_NOT_EMPTY':
-      return 'delete its servers and deployments first (`hearth server delete ID`, `hearth deployment delete ID`)';
+      return 'delete its servers, deployments and scaling groups first (`hearth server delete ID`, `hearth deployment delete ID`, `hearth scaling-group delete NAME`)';
     case 'ERR_RESOURCE_EXISTS':
       return 'pick another name: servers, deployments and wait conditions share one namespace per stack';
     case 'ERR_WAIT_CONDITION_NOT_FOUND':

@@ -55,7 +55,7 @@ test('stack delete of a non-empty stack exits 1 with the server code', async () 
       throw new HearthApiError({
         status: 409,
         code: 'ERR_STACK_NOT_EMPTY',
-        message: 'Stack web still has 1 server(s) or deployment(s); delete them first.',
+        message: 'Stack web still has 1 server(s), deployment(s) or scaling group(s); delete them first.',
         method: 'DELETE',
         url: 'http://127.0.0.1:8000/v1/default/stacks/web',
       });
@@ -63,6 +63,8 @@ test('stack delete of a non-empty stack exits 1 with the server code', async () 
   });
   assert.equal(result.code, EXIT.FAILED);
   assert.match(result.stderr, /^hearth: Stack web still has .* \(HTTP 409, ERR_STACK_NOT_EMPTY\)$/m);
+  // Scaling groups keep a stack too: the hint names the command that deletes them.
+  assert.match(result.stderr, /hearth scaling-group delete NAME/);
 });
 
 test('buildServerCreate: transport in any case, stack and resource name; bad values are usage errors', () => {
