@@ -3,6 +3,7 @@ export * from './atomic-file.ts';
 export * from './lock.ts';
 export * from './logger.ts';
 export * from './run-process.ts';
+export * from './output-tail.ts';
 export * from './http.ts';
 export * from './ini.ts';
 export * from './exit.ts';

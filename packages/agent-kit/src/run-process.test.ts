@@ -3,11 +3,25 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProcess, type ProcessResult } from './run-process.ts';
+import { isProcessAlive } from './process-tree.ts';
+import { OutputTail } from './output-tail.ts';
+import { runProcess, type RunProcessResult } from './run-process.ts';
 
-const FIELDS: (keyof ProcessResult)[] = ['command', 'cwd', 'exitCode', 'signal', 'stdout', 'stderr', 'durationMs', 'timedOut', 'failed'];
+const FIELDS: (keyof RunProcessResult)[] = [
+  'command',
+  'cwd',
+  'exitCode',
+  'signal',
+  'stdout',
+  'stderr',
+  'durationMs',
+  'timedOut',
+  'failed',
+  'stdoutCutChars',
+  'stderrCutChars',
+];
 
-function assertShape(result: ProcessResult): void {
+function assertShape(result: RunProcessResult): void {
   assert.deepEqual(Object.keys(result).sort(), [...FIELDS].sort());
 }
 
@@ -199,4 +213,82 @@ test('a NUL byte in an argument or a variable is a failed result, not an excepti
     assert.equal(result.exitCode, null);
     assert.match(result.stderr, /could not start: .* contains a NUL byte\n$/);
   }
+});
+
+test('a command that writes more than 100 MB runs to its end; the last 16 MiB are kept and the cut counted', async () => {
+  // execa's 100 MB maxBuffer killed it with SIGPIPE before its last line.
+  const result = await runProcess('sh', ['-c', `head -c 105000000 /dev/zero | tr '\\0' o; echo " LAST OUT"; echo done >&2`]);
+  assert.equal(result.signal, null, result.stderr.slice(-300));
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.failed, false);
+  assert.equal(Buffer.byteLength(result.stdout), 16 * 1024 * 1024);
+  assert.ok(result.stdout.endsWith('ooo LAST OUT\n'));
+  assert.equal(result.stdoutCutChars, 105_000_010 - 16 * 1024 * 1024);
+  assert.equal(result.stderr, 'done\n');
+  assert.equal(result.stderrCutChars, 0);
+});
+
+test('OutputTail keeps the last bytes from a whole character and counts the characters dropped before them', () => {
+  const accents = new OutputTail(5);
+  for (const char of 'éééééééééé') accents.push(Buffer.from(char));
+  assert.deepEqual(accents.result(), { text: 'éé', cutChars: 8 });
+
+  const emoji = new OutputTail(6);
+  emoji.push(Buffer.from('😀😀😀'));
+  // Counted in UTF-16 characters, as JavaScript's string length counts the kept text.
+  assert.deepEqual(emoji.result(), { text: '😀', cutChars: 4 });
+
+  const whole = new OutputTail(100);
+  whole.push(Buffer.from('short\n'));
+  assert.deepEqual(whole.result(), { text: 'short\n', cutChars: 0 });
+});
+
+test('a command that starts a daemon: the result comes when it exits, and the daemon outlives the run and its timeout', async (t) => {
+  const started = Date.now();
+  // The daemon keeps stdout and stderr open: before, the result waited for it (or for the timeout, which killed it).
+  const result = await runProcess('sh', ['-c', 'sleep 60 & echo $!; echo started >&2'], { timeoutMs: 2000, outputGraceMs: 300 });
+  const elapsed = Date.now() - started;
+  const daemon = Number(result.stdout.trim());
+  t.after(() => isProcessAlive(daemon) && process.kill(daemon, 'SIGKILL'));
+  assert.ok(elapsed < 1800, `took ${elapsed} ms`);
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.timedOut, false);
+  assert.equal(result.failed, false);
+  assert.equal(result.stderr, 'started\n');
+  assert.ok(daemon > 0, result.stdout);
+  // Past the timeout: nothing stops the daemon.
+  await new Promise((resolve) => setTimeout(resolve, 2500 - elapsed));
+  assert.ok(isProcessAlive(daemon), `daemon ${daemon} was stopped`);
+});
+
+test('output written within the grace after the child exited is kept', async () => {
+  const result = await runProcess('sh', ['-c', '(sleep 0.2; echo late) & echo early'], { outputGraceMs: 3000 });
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.stdout, 'early\nlate\n');
+});
+
+test('stop: aborting stops the child and its tree; aborted before the start, nothing runs', async () => {
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const started = Date.now();
+  const result = await runProcess('sh', ['-c', 'echo up; sleep 20; echo never'], { stop: controller.signal, killGraceMs: 1000 });
+  assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+  assert.equal(result.exitCode, null);
+  assert.equal(result.signal, 'SIGTERM');
+  assert.equal(result.timedOut, false);
+  assert.equal(result.failed, true);
+  assert.equal(result.stdout, 'up\n');
+  assert.match(result.stderr, /killed by SIGTERM\n$/);
+
+  const notStarted = await runProcess('touch', ['/nonexistent-dir/x'], { stop: AbortSignal.abort('the hook received SIGTERM') });
+  assertShape(notStarted);
+  assert.equal(notStarted.failed, true);
+  assert.equal(notStarted.exitCode, null);
+  assert.equal(notStarted.stderr, 'touch /nonexistent-dir/x: not started: the hook received SIGTERM\n');
+});
+
+test('input a child does not read is no error: its exit is the result', async () => {
+  const result = await runProcess('true', [], { input: 'x'.repeat(1024 * 1024) });
+  assert.equal(result.exitCode, 0);
+  assert.equal(result.failed, false);
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ExitError } from '@hearth/agent-kit/exit';
+import { isProcessAlive } from '@hearth/agent-kit/process-tree';
 import { startFakeCfnApi } from '../shared/fake-cfn-api.ts';
 import { binEnv, binPath, runBin } from '../shared/run-bin.ts';
 import { runCfnInit } from './main.ts';
@@ -98,6 +99,30 @@ test('a failing step exits 1 naming the section, key and exit code; later steps 
   assert.match(result.stderr, /^cfn-init: commands: 20_fail: \/bin\/sh -c 'exit 7' failed \(exit code 7\)$/m);
   assert.equal(existsSync(`${box.out}/after`), false);
   assert.match(readFileSync(join(box.root, 'var/log/cfn-init.log'), 'utf8'), /step failed section=commands key=20_fail exitCode=7/);
+});
+
+test('a command that starts a daemon (`sleep 60 &`): cfn-init goes on when the command exits and the daemon outlives it', async (t) => {
+  const box = sandbox(t);
+  mkdirSync(box.out, { recursive: true });
+  box.put(
+    'var/lib/heat-cfntools/cfn-init-data',
+    init({
+      config: {
+        commands: {
+          '10_daemon': { command: `sleep 60 & echo $! > ${box.out}/daemon.pid; echo started` },
+          '20_after': { command: `touch ${box.out}/after` },
+        },
+      },
+    }),
+  );
+  // Before, cfn-init waited until the daemon closed the stdout it inherited: here the 60 s it sleeps.
+  const result = await runBin('cfn-init', [], { env: box.env, timeoutMs: 20_000 });
+  const daemon = Number(readFileSync(`${box.out}/daemon.pid`, 'utf8'));
+  t.after(() => isProcessAlive(daemon) && process.kill(daemon, 'SIGKILL'));
+  assert.equal(result.code, 0, result.stderr);
+  assert.ok(result.durationMs < 15_000, `took ${Math.round(result.durationMs)} ms`);
+  assert.ok(existsSync(`${box.out}/after`));
+  assert.ok(isProcessAlive(daemon), `daemon ${daemon} did not outlive cfn-init`);
 });
 
 test('metadata without AWS::CloudFormation::Init, no metadata at all, and bad flags are errors', async (t) => {

@@ -1,9 +1,6 @@
-// What a hook keeps of its tool's stdout or stderr: the last bytes only. A tool that talks without end must
-// neither fill the hook's memory nor be stopped for it (execa's 100 MB maxBuffer killed a script mid-run
-// with SIGPIPE); the result keeps MAX_OUTPUT_CHARS of it anyway.
-
-/** Bytes of stdout, and again of stderr, a hook keeps of one tool run: 16 MiB (what heat-config keeps of a hook's). */
-export const TOOL_OUTPUT_KEPT_BYTES = 16 * 1024 * 1024;
+// The last part of what a command wrote: a command that talks without end neither fills memory nor is stopped for it.
+/** Bytes of stdout, and again of stderr, kept of one run: 16 MiB (what heat-config keeps of a hook's). */
+export const OUTPUT_KEPT_BYTES = 16 * 1024 * 1024;
 
 /** How many UTF-16 characters the UTF-8 bytes `bytes` start: one per lead byte, two for a 4-byte sequence. */
 function charsStarted(bytes: Buffer): number {
@@ -13,12 +10,12 @@ function charsStarted(bytes: Buffer): number {
 }
 
 /** The last `maxBytes` bytes written to a stream, and how many characters came before them. */
-export class ToolOutputTail {
+export class OutputTail {
   private chunks: Buffer[] = [];
   private size = 0;
   private droppedChars = 0;
 
-  constructor(private readonly maxBytes = TOOL_OUTPUT_KEPT_BYTES) {}
+  constructor(private readonly maxBytes = OUTPUT_KEPT_BYTES) {}
 
   /** Adds a chunk, dropping the oldest bytes beyond the limit. */
   push(chunk: Buffer): void {
