@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
@@ -107,6 +107,58 @@ function listenFailure(error: unknown, settings: ServerSettings): unknown {
   return error;
 }
 
+/** File descriptors kept free of connections: the store's files and connections, outbound webhooks, logs. */
+const SPARE_FILES = 64;
+/** How often at most a refused connection is logged (a fleet reconnecting would log a line each). */
+const DROP_LOG_MS = 10_000;
+
+/** The soft open-files limit (ulimit -n) of this process, as Linux reports it; undefined if unknown or unlimited. */
+function openFilesLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)\s/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Caps connections below the open-files limit, and says when one is refused. Every waiting agent
+ * holds a connection (a long-poll): without a cap, the connection that takes the last descriptor
+ * leaves the store and webhooks none, and libuv resets each one past it without a word in the log.
+ */
+function limitConnections(app: FastifyInstance): void {
+  const limit = openFilesLimit();
+  if (limit === undefined) return;
+  let inUse: number;
+  try {
+    inUse = readdirSync('/proc/self/fd').length;
+  } catch {
+    return;
+  }
+  const max = Math.max(1, limit - inUse - SPARE_FILES);
+  app.server.maxConnections = max;
+  app.log.info({ maxConnections: max, openFilesLimit: limit }, `accepting up to ${max} connections at once (open-files limit ${limit})`);
+  // The first refusal is logged at once, the ones after it as one count per DROP_LOG_MS.
+  let refused = 0;
+  let quiet: NodeJS.Timeout | undefined;
+  const report = () => {
+    quiet = undefined;
+    if (refused === 0) return;
+    app.log.warn(
+      { refused, maxConnections: max, openFilesLimit: limit },
+      `refused ${refused} connection(s): ${max} are open, all the open-files limit (ulimit -n ${limit}) leaves room for; ` +
+        'raise it (LimitNOFILE= in the systemd unit, ulimit -n) to serve more agents at once',
+    );
+    refused = 0;
+    quiet = setTimeout(report, DROP_LOG_MS).unref();
+  };
+  app.server.on('drop', () => {
+    refused++;
+    if (!quiet) report();
+  });
+}
+
 async function serve(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
   let app: FastifyInstance;
@@ -136,6 +188,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     await app.close().catch(() => undefined);
     throw listenFailure(error, settings);
   }
+  limitConnections(app);
   // Before the banner says it is listening: a supervisor (or a test) may send SIGTERM as soon as it reads that
   // line, and a signal that arrived before these handlers killed the process without a drain (exit by signal).
   let stopping = false;
@@ -163,7 +216,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       `hearth-server listening on http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`,
       `  store:       ${store}`,
       `  admin token: ${admin.source === 'environment' ? 'from HEARTH_ADMIN_TOKEN' : `in ${admin.source}`} (send it as X-Auth-Token)`,
-      `  native API:  ${settings.publicUrl}/v1/default/`,
+      `  native API:  ${settings.publicUrl}/v1/default/servers (and software_configs, software_deployments, ...)`,
       `  guest API:   ${settings.publicUrl}/v1/guest/metadata`,
       `  API docs:    ${settings.publicUrl}/docs`,
       `  try:         HEARTH_URL=${settings.publicUrl} HEARTH_TOKEN=${admin.source === 'environment' ? '$HEARTH_ADMIN_TOKEN' : `$(cat ${admin.source})`} npx hearth server list`,

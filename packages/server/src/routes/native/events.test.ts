@@ -3,8 +3,12 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
+import Fastify from 'fastify';
 import { ADMIN, testApp } from '../../test-support.ts';
 import { resourceEvent } from '../../domain/events.ts';
+import type { Services } from '../../services.ts';
+import { createValidatorCompiler } from '../../validation.ts';
+import { eventRoutes } from './events.ts';
 
 /** Writes `count` events of about `size` bytes each (a few hundred per transaction). */
 async function writeEvents(app: Awaited<ReturnType<typeof testApp>>['app'], count: number, size: number): Promise<void> {
@@ -189,6 +193,87 @@ test('a reconnect with Last-Event-ID resumes after it, not from the ?after of th
     assert.equal(bad.json<{ error: { code: string } }>().error.code, 'ERR_EVENT_CURSOR_INVALID');
   } finally {
     stream?.close();
+    await done();
+  }
+});
+
+/**
+ * The stream routes alone on an app of their own, with a short stall limit (the app's is a minute),
+ * over the services of `services`; the warn lines it logs are collected.
+ */
+async function streamOnlyApp(services: Services, streamStallMs: number) {
+  const warnings: string[] = [];
+  const app = Fastify({
+    logger: { level: 'warn', stream: { write: (line: string) => void warnings.push(JSON.parse(line).msg as string) } },
+  });
+  app.setValidatorCompiler(createValidatorCompiler());
+  await app.register(eventRoutes, { prefix: '/v1/:project_id', services, streamStallMs });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, port: (app.server.address() as AddressInfo).port, warnings };
+}
+
+/** Counts the events in an SSE text as it arrives; returns the count so far. */
+function eventCounter(client: Socket): () => number {
+  let text = '';
+  let count = 0;
+  client.setEncoding('utf8');
+  client.on('data', (chunk: string) => {
+    text += chunk;
+    for (let cut = text.indexOf('\n\n'); cut >= 0; cut = text.indexOf('\n\n')) {
+      if (/^id: \d+\nevent: /m.test(text.slice(0, cut))) count++;
+      text = text.slice(cut + 2);
+    }
+  });
+  return () => count;
+}
+
+test('an event stream whose client reads nothing is cut off with a log line; a slow client that reads is not', async () => {
+  const { app, done } = await testApp();
+  let streams: Awaited<ReturnType<typeof streamOnlyApp>> | undefined;
+  const clients: Socket[] = [];
+  try {
+    const eventCount = 3000;
+    await writeEvents(app, eventCount, 4000); // ~12 MB: more than the socket buffers take
+    streams = await streamOnlyApp(app.services, 300);
+    const open = async () => {
+      const client = connect({ host: '127.0.0.1', port: streams!.port });
+      clients.push(client);
+      await new Promise((resolve) => client.once('connect', resolve));
+      client.write('GET /v1/default/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Token: admin-secret\r\n\r\n');
+      return client;
+    };
+
+    // A client that reads nothing: cut off once it has taken nothing for the stall limit.
+    // (Its own end of the connection cannot tell: a paused socket never reads up to the close.)
+    let cutOff = false;
+    streams.app.server.once('connection', (socket: Socket) => socket.once('close', () => (cutOff = true)));
+    (await open()).pause();
+    for (let i = 0; i < 100 && !cutOff; i++) await sleep(50);
+    assert.ok(cutOff, 'the stream of a client that reads nothing is still open after 5 s');
+    assert.ok(
+      streams.warnings.some((line) => /^event stream cut off: its client took nothing of the last \d+ bytes for 0\.3 s/.test(line)),
+      streams.warnings.join('\n'),
+    );
+
+    // A client that reads a little now and then (never waiting as long as the limit) gets every event.
+    streams.warnings.length = 0;
+    const slow = await open();
+    const received = eventCounter(slow);
+    slow.pause();
+    const reader = setInterval(() => {
+      slow.resume();
+      setImmediate(() => slow.pause());
+    }, 100);
+    try {
+      for (let i = 0; i < 300 && received() < eventCount && !slow.destroyed; i++) await sleep(100);
+    } finally {
+      clearInterval(reader);
+    }
+    assert.equal(received(), eventCount);
+    assert.deepEqual(streams.warnings, []);
+  } finally {
+    for (const client of clients) client.destroy();
+    await streams?.app.close();
     await done();
   }
 });

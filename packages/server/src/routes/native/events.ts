@@ -17,19 +17,37 @@ const KEEPALIVE_MS = 15_000;
 /** Events read and written per turn of a stream: the most a slow client makes the server hold. */
 const PAGE = 500;
 
-/** Resolves true once `out` has flushed what it holds (at once if it holds little), false if aborted first. */
-async function drained(out: ServerResponse, abort: AbortSignal): Promise<boolean> {
-  if (!out.writableNeedDrain) return !abort.aborted;
+/** How long a stream waits for a client that takes none of what it was sent before it cuts it off. */
+export const STREAM_STALL_MS = 60_000;
+
+/**
+ * How the wait for `out` to flush what it holds ended (at once if it holds little): `stalled` when
+ * the client took none of it for `stallMs` (a client that reads slowly but reads is never cut off).
+ */
+async function drained(out: ServerResponse, abort: AbortSignal, stallMs: number): Promise<'drained' | 'aborted' | 'stalled'> {
+  if (!out.writableNeedDrain) return abort.aborted ? 'aborted' : 'drained';
+  const stalled = new AbortController();
+  let queued = out.writableLength;
+  const watch = setInterval(() => {
+    if (out.writableLength < queued) queued = out.writableLength;
+    else stalled.abort();
+  }, stallMs);
   try {
-    await once(out, 'drain', { signal: abort });
-    return true;
+    await once(out, 'drain', { signal: AbortSignal.any([abort, stalled.signal]) });
+    return 'drained';
   } catch {
-    return false;
+    return abort.aborted ? 'aborted' : 'stalled';
+  } finally {
+    clearInterval(watch);
   }
 }
 
 /** /v1/{project}/events: a cursor-paged list and a server-sent-events stream. */
-export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+export const eventRoutes: FastifyPluginAsyncTypebox<{
+  services: Services;
+  /** How long a stream's client may take none of what it was sent before it is cut off (default STREAM_STALL_MS). */
+  streamStallMs?: number;
+}> = async (app, { services, streamStallMs = STREAM_STALL_MS }) => {
   app.get('/events', { schema: { tags: ['events'], params: Params, querystring: EventListQuery } }, async (request) =>
     listEvents(services.store, request.params.project_id, request.query),
   );
@@ -66,7 +84,15 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         cursor = page.next_cursor;
         // A client that reads slower than the events come holds at most one page in memory here:
         // without this wait the loop would queue the whole backlog (every stream its own copy).
-        if (!(await drained(out, abort))) break;
+        // One that reads nothing is cut off: it would hold that page and its connection for ever.
+        const flushed = await drained(out, abort, streamStallMs);
+        if (flushed === 'stalled') {
+          request.log.warn(
+            { project: projectId, unsentBytes: out.writableLength, stalledMs: streamStallMs },
+            `event stream cut off: its client took nothing of the last ${out.writableLength} bytes for ${streamStallMs / 1000} s (it resumes with Last-Event-ID)`,
+          );
+        }
+        if (flushed !== 'drained') break;
         if (page.events.length < PAGE) {
           const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
           if (abort.aborted) break;
