@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HookInputError, parseDeployment } from './deployment.ts';
+import { PyBigInt, PyFloat } from '@hearth/agent-kit/python-json';
+import { HookInputError, isObject, parseDeployment } from './deployment.ts';
 import { convertInput } from './inputs.ts';
 
 const parse = (value: unknown) => parseDeployment(typeof value === 'string' ? value : JSON.stringify(value), convertInput);
@@ -64,4 +65,28 @@ test('stdin that is not a JSON object, or an id that is not a safe file name, is
   assert.throws(() => parse('null'), HookInputError);
   assert.throws(() => parse({}), /"id" must be/);
   for (const id of ['../etc/passwd', '..', 'a/b', '', true]) assert.throws(() => parse({ id }), HookInputError, String(id));
+});
+
+test('numbers keep the form Python reads them in: floats PyFloat, big integers PyBigInt; JSON.stringify as before', () => {
+  const text =
+    '{"id": 1.0, "config": {"f": 1.0, "e": 1e16, "big": 12345678901234567890, "i": 3, "__proto__": {"x": NaN}},' +
+    ' "inputs": [{"name": "n", "type": "Number", "value": 1.0}, {"name": "b", "type": "Boolean", "value": 0.0},' +
+    ' {"name": "s", "value": 2.0}, {"name": "j", "type": "Json", "value": [1.5e-7]}], "options": {"debug": 1.0}}';
+  const { deployment } = parse(text);
+  assert.equal(deployment.id, '1.0');
+  const config = deployment.config as Record<string, unknown>;
+  assert.deepEqual(config.f, new PyFloat(1));
+  assert.deepEqual(config.e, new PyFloat(1e16));
+  assert.deepEqual(config.big, new PyBigInt(12345678901234567890n));
+  assert.equal(config.i, 3);
+  // An ordinary own key, as JSON.parse makes it, not the prototype.
+  assert.ok(Object.hasOwn(config, '__proto__') && isObject(config.__proto__));
+  assert.equal(isObject(config.f), false);
+  assert.equal(JSON.stringify(config), '{"f":1,"e":10000000000000000,"big":12345678901234567000,"i":3,"__proto__":{"x":null}}');
+  // A conversion that keeps the value keeps its form; one that changes it sees the number JSON.parse gave.
+  assert.deepEqual(
+    deployment.inputs.map((input) => input.value),
+    [new PyFloat(1), false, '2', [new PyFloat(1.5e-7)]],
+  );
+  assert.deepEqual(deployment.options, { debug: 1 });
 });

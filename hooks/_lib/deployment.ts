@@ -1,4 +1,6 @@
 /** The deployment a hook reads on stdin: one entry of the `deployments` metadata list, as Heat writes it. */
+import { jsNumbers, parsePyJson, pyPlainData, PyBigInt, PyFloat } from '@hearth/agent-kit/python-json';
+import { pyFloatRepr } from '@hearth/agent-kit/python-float';
 
 /** One input of a deployment: `{name, type, value}` as Heat sends it (type defaults to String). */
 export interface DeploymentInput {
@@ -6,7 +8,7 @@ export interface DeploymentInput {
   name: string;
   /** Declared type: String, Number, Boolean, Json or CommaDelimitedList (anything else is kept as given). Default String. */
   type: string;
-  /** The value, converted by its declared type (see convertInput). */
+  /** The value, converted by its declared type (see convertInput); floats kept as PyFloat when the conversion keeps the value. */
   value: unknown;
 }
 
@@ -28,7 +30,7 @@ export interface Deployment {
   group: string;
   /** `YYYY-MM-DDTHH:MM:SSZ`, or '' when absent. */
   creationTime: string;
-  /** The config: script text, structured data, or null. */
+  /** The config: script text, structured data, or null. Floats are PyFloat and integers beyond 2^53 PyBigInt (see parseDeployment). */
   config: unknown;
   /** Inputs in the order Heat gave them, values converted by type. */
   inputs: DeploymentInput[];
@@ -46,9 +48,9 @@ export class HookInputError extends Error {
 /** Ids are used as file names: nothing that could climb out of the hook's directories. */
 const SAFE_ID = /^[A-Za-z0-9._-]+$/;
 
-/** Whether `value` is a plain JSON object (not null, not an array). */
+/** Whether `value` is a plain JSON object (not null, not an array, not a PyFloat or PyBigInt). */
 export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof PyFloat || value instanceof PyBigInt);
 }
 
 /** A short rendering of an offending value for error messages. */
@@ -57,9 +59,16 @@ export function describeValue(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/** The id as Python's `str()` writes it in the original's file names: numbers as text, `1.0` with its fraction. */
+function idText(value: unknown): unknown {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (value instanceof PyFloat && Number.isFinite(value.value)) return pyFloatRepr(value.value);
+  return value instanceof PyBigInt ? String(value.value) : value;
+}
+
 /** The id, checked: a non-empty string (or number) usable as a file name. */
 function parseId(value: unknown): string {
-  const id = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  const id = idText(value);
   if (typeof id !== 'string' || !SAFE_ID.test(id) || id === '.' || id === '..') {
     throw new HookInputError(`deployment "id" must be a string of letters, digits, '.', '_' or '-' (got ${describeValue(value)})`);
   }
@@ -81,7 +90,10 @@ function parseInputs(value: unknown, warnings: string[], convert: (type: string,
     }
     const type = typeof entry.type === 'string' && entry.type !== '' ? entry.type : 'String';
     const raw = 'value' in entry ? entry.value : entry.default;
-    inputs.push({ name: entry.name, type, value: convert(type, raw) });
+    // Conversions know JSON.parse's numbers; a value they hand back unchanged keeps its Python form (1.0, 2^64).
+    const plain = jsNumbers(raw);
+    const converted = convert(type, plain);
+    inputs.push({ name: entry.name, type, value: converted === plain ? raw : converted });
   }
   return inputs;
 }
@@ -110,9 +122,11 @@ function stringField(value: unknown, fallback: string): string {
 }
 
 /**
- * Parses the deployment JSON a hook reads on stdin. Throws HookInputError when the text is not a JSON object
- * or has no usable id; anything else odd (inputs not a list, an input without a name, options not an object)
- * is dropped with a warning, so no input can crash a hook.
+ * Parses the deployment JSON a hook reads on stdin as Python's json.loads does, so that the data the hooks write
+ * back keeps its form: a float is a PyFloat (`1.0` stays `1.0`), an integer beyond 2^53 a PyBigInt. Both
+ * JSON.stringify as plain numbers; options hold plain numbers only (they are flags, never written back).
+ * Throws HookInputError when the text is not a JSON object or has no usable id; anything else odd (inputs not
+ * a list, an input without a name, options not an object) is dropped with a warning, so no input can crash a hook.
  */
 export function parseDeployment(
   text: string,
@@ -120,7 +134,7 @@ export function parseDeployment(
 ): { deployment: Deployment; warnings: string[] } {
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = pyPlainData(parsePyJson(text));
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new HookInputError(
@@ -141,7 +155,7 @@ export function parseDeployment(
     config: document.config ?? null,
     inputs: parseInputs(document.inputs, warnings, convert),
     outputs: parseOutputs(document.outputs, warnings),
-    options: isObject(document.options) ? document.options : {},
+    options: isObject(document.options) ? (jsNumbers(document.options) as Record<string, unknown>) : {},
   };
   return { deployment, warnings };
 }

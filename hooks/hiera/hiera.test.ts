@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,20 @@ test('writes hiera.yaml (json backend over the datadir) and each datafile as Pyt
   assert.deepEqual(JSON.parse(readFileSync(join(s.datadir, 'nodes/web1.json'), 'utf8')), { role: 'web' });
   for (const path of [s.config, common]) assert.equal(statSync(path).mode & 0o777, 0o600, path);
   assert.equal(statSync(s.datadir).mode & 0o777, 0o700);
+});
+
+test('datafiles keep float form and big integers, byte for byte as Python json.dump(indent=4, sort_keys=True) writes them', async () => {
+  const s = setup();
+  // Floats with an integer value (Puppet tells Float from Integer), beyond 2^53, -0.0, a small float; raw text,
+  // as JSON.stringify of a JS object could not hold them.
+  const data = '{"port": 8080, "ratio": 1.0, "limit": 1e16, "id": 12345678901234567890, "zero": -0.0, "eps": 1e-05, "l": [2.50, 1E+2]}';
+  const stdin = `{"id": "d1", "group": "hiera", "config": {"datafiles": {"common": ${data}}}}`;
+  const run = await runHookExecutable(HOOK, stdin, { env: s.env });
+  assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+  const script = 'import json, sys; sys.stdout.write(json.dumps(json.load(sys.stdin), indent=4, sort_keys=True))';
+  const expected = execFileSync('python3', ['-c', script], { input: data, encoding: 'utf8' });
+  assert.match(expected, /"ratio": 1\.0,/);
+  assert.equal(readFileSync(join(s.datadir, 'common.json'), 'utf8'), expected);
 });
 
 test('legacy hieradata: status 1 with the message and the checker output as text (the original crashed); nothing written', async () => {

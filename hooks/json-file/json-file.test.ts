@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
 
 const HOOK = new URL('./json-file', import.meta.url).pathname;
@@ -62,4 +63,30 @@ test('an empty config writes nothing and succeeds; a config that is not a map fa
     assert.equal(run.result?.deploy_status_code, 1, JSON.stringify(config));
     assert.match(String(run.result?.deploy_stderr), /config must map absolute file paths to data/);
   }
+});
+
+// Numbers whose form JSON.parse loses: floats with an integer value, an integer beyond 2^53, -0.0, a small float.
+const NUMBERS = '{"i": 1.0, "e": 1e16, "big": 12345678901234567890, "neg": -0.0, "small": 1e-05, "l": [2.50, 0, 1E+2]}';
+
+/** What python3's json.dumps(json.loads(text), indent=4, sort_keys=True) writes, as the original hook writes each file. */
+function pythonDumps(text: string): string {
+  const script = 'import json, sys; sys.stdout.write(json.dumps(json.load(sys.stdin), indent=4, sort_keys=True))';
+  return execFileSync('python3', ['-c', script], { input: text, encoding: 'utf8' });
+}
+
+test('floats keep their form and big integers their digits, byte for byte as Python writes them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+  const path = join(dir, 'n.json');
+  const text = join(dir, 'text.json');
+  // Raw text on stdin: JSON.stringify of a JS object could not hold 1.0 or 2^64.
+  const stdin = `{"id": "d1", "group": "json-file", "config": {${JSON.stringify(path)}: ${NUMBERS}}}`;
+  const run = await runHookExecutable(HOOK, stdin);
+  assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+  const expected = pythonDumps(NUMBERS);
+  assert.match(expected, /"i": 1\.0,/);
+  assert.equal(readFileSync(path, 'utf8'), expected);
+  // The same data in a config given as JSON text.
+  const asText = await runHookExecutable(HOOK, sampleDeployment({ config: `{${JSON.stringify(text)}: ${NUMBERS}}` }));
+  assert.equal(asText.result?.deploy_status_code, 0, asText.stderr);
+  assert.equal(readFileSync(text, 'utf8'), expected);
 });

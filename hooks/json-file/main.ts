@@ -1,3 +1,4 @@
+import { parsePyJson, pyPlainData } from '@hearth/agent-kit/python-json';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import {
@@ -26,7 +27,8 @@ function filesOf(config: unknown): Record<string, unknown> | string {
   let parsed: unknown = config;
   if (typeof config === 'string') {
     try {
-      parsed = JSON.parse(config) as unknown;
+      // As the deployment itself: floats keep their form (`1.0`), big integers their digits.
+      parsed = pyPlainData(parsePyJson(config));
     } catch {
       return `config must map absolute file paths to data (an object or JSON text of one), got ${describeValue(config)}`;
     }

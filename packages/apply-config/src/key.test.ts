@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { booleanKeyExitCode, extractKey, keyOutput } from './key.ts';
-import { parsePyJson, pyJsonDumps, type PyDict } from './py-json.ts';
+import { parsePyJson, pyJsonDumps, type PyDict } from '@hearth/agent-kit/python-json';
 
 const config = parsePyJson(
   '{"a": {"b": [{"c": "x"}, {"c": "y"}], "n": null, "f": 1.0, "t": true, "s": "str\\n", "i": 7}, "1": "one", "no": false, "dict": {"k": [1, 2]}}',

@@ -1,6 +1,7 @@
 // `--key`, `--type`, `--key-default` and `--boolean-key`: one value out of the merged metadata.
 import { ApplyConfigError } from './errors.ts';
-import { isDict, pyJsonDumps, pyStr, type PyDict, type PyValue } from './py-json.ts';
+import { isDict, pyJsonDumps, type PyDict, type PyValue } from '@hearth/agent-kit/python-json';
+import { pyStr } from './py-json.ts';
 import { ensureType } from './value-types.ts';
 
 /** Python's int() of a list index: optional sign, digits with single underscores, spaces around. */

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectConfig, deepMerge, loadFileList, subhash } from './metadata.ts';
-import { parsePyJson, pyJsonDumps, type PyDict } from './py-json.ts';
+import { parsePyJson, pyJsonDumps, type PyDict } from '@hearth/agent-kit/python-json';
 
 const json = (text: string) => parsePyJson(text);
 const dir = mkdtempSync(join(tmpdir(), 'apply-config-metadata-'));

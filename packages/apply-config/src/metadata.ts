@@ -2,7 +2,8 @@
 // files skipped, later files win, dicts merged recursively, everything else replaced.
 import { existsSync, readFileSync } from 'node:fs';
 import { ApplyConfigError } from './errors.ts';
-import { isDict, parsePyJson, pyRepr, type PyDict, type PyValue } from './py-json.ts';
+import { isDict, parsePyJson, type PyDict, type PyValue } from '@hearth/agent-kit/python-json';
+import { pyRepr } from './py-json.ts';
 
 /** Deep merge: keys of `b` override those of `a`, except that two dicts under one key merge; a non-dict `b` replaces `a`. */
 export function deepMerge(a: PyValue, b: PyValue): PyValue {

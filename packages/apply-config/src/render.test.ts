@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePyJson } from './py-json.ts';
+import { parsePyJson } from '@hearth/agent-kit/python-json';
 import { renderMustache } from './render.ts';
 
 // Expected outputs were produced by os-apply-config 12.0.0 (pystache 0.6.0) on the same inputs.

@@ -4,7 +4,8 @@
 // Python truthiness decides sections. The parser follows pystache's rules for standalone tags
 // (a tag alone on its line, with nothing after it) and delimiter changes.
 import { ApplyConfigError } from './errors.ts';
-import { isDict, pyJsonDumps, pyTruthy, type PyValue } from './py-json.ts';
+import { isDict, pyJsonDumps, type PyValue } from '@hearth/agent-kit/python-json';
+import { pyTruthy } from './py-json.ts';
 
 type Node =
   | string

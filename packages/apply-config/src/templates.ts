@@ -6,7 +6,7 @@ import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node
 import { join, relative } from 'node:path';
 import { readFileControl, type FileControl } from './control-file.ts';
 import { ApplyConfigError } from './errors.ts';
-import { pyJsonDumps, type PyDict } from './py-json.ts';
+import { pyJsonDumps, type PyDict } from '@hearth/agent-kit/python-json';
 import { renderMustache } from './render.ts';
 
 /** Suffix of a control file beside its template. */

@@ -4,7 +4,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '@hearth/agent-kit';
-import { jsonEqual, pythonJsonDumps } from './python-json.ts';
+import { jsonEqual, pyJsonDumps } from '@hearth/agent-kit/python-json';
 
 /** The name of the list of cache files the command reads, without `.json`. */
 export const META_LIST_KEY = 'os_config_files';
@@ -52,7 +52,7 @@ export function openCache(dir: string): MetadataCache {
     async store(key, content) {
       ensureDir();
       const path = pathOf(key);
-      const text = pythonJsonDumps(content, 1);
+      const text = pyJsonDumps(content, { indent: 1 });
       let changed = false;
       if (!existsSync(`${path}.orig`)) {
         await writeFileAtomic(`${path}.orig`, text, { mode: 0o600 });
@@ -72,7 +72,7 @@ export function openCache(dir: string): MetadataCache {
     async storeMetaList(keys) {
       ensureDir();
       const path = pathOf(META_LIST_KEY);
-      await writeFileAtomic(path, pythonJsonDumps(keys.map(pathOf)), { mode: 0o600 });
+      await writeFileAtomic(path, pyJsonDumps(keys.map(pathOf)), { mode: 0o600 });
       return path;
     },
     backup(backupDir) {

@@ -11,7 +11,7 @@ import type { HearthCollector } from './collectors/hearth.ts';
 import { buildCollectors } from './collectors/registry.ts';
 import type { Collector, CollectorContext } from './collectors/types.ts';
 import type { CollectOptions } from './options.ts';
-import { pythonJsonDumps } from './python-json.ts';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 import type { CommandResult } from './run-command.ts';
 import { sleep as defaultSleep } from './sleep.ts';
 import { writeStatus, type DaemonStatus } from './status.ts';
@@ -82,7 +82,7 @@ export async function runCollectConfig(options: CollectOptions, deps: DaemonDeps
   try {
     if (!store) {
       const pass = await collectPass(collectors, ctx, undefined, new Map());
-      (deps.stdout ?? process.stdout).write(`${pythonJsonDumps(pass.content, 1)}\n`);
+      (deps.stdout ?? process.stdout).write(`${pyJsonDumps(pass.content, { indent: 1 })}\n`);
       return { exitCode: 0, reexec: false };
     }
     return await loop(options, deps, collectors, ctx);

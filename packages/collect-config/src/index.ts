@@ -8,6 +8,5 @@ export * from './explode.ts';
 export * from './main.ts';
 export * from './option-table.ts';
 export * from './options.ts';
-export * from './python-json.ts';
 export * from './run-command.ts';
 export * from './status.ts';

@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
 import type { AgentPaths } from '@hearth/agent-kit/paths';
-import { pythonJsonDumps } from './python-json.ts';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 
 /** The cache files for a resource: `resourceFile` is `last_metadata_<resource>` (or `last_metadata` without one). */
 export interface MetadataCacheFiles {
@@ -55,7 +55,7 @@ export function readCachedMetadata(files: MetadataCacheFiles): unknown {
 /** Writes `metadata` to `last_metadata` and (with a resource) `last_metadata_<resource>`, atomically, 0600 in a 0700 dir. */
 export async function writeMetadataCache(files: MetadataCacheFiles, cacheDir: string, metadata: unknown): Promise<void> {
   await mkdir(cacheDir, { recursive: true, mode: 0o700 });
-  const text = pythonJsonDumps(metadata);
+  const text = pyJsonDumps(metadata);
   await writeFileAtomic(files.lastFile, text, { mode: 0o600 });
   if (files.resourceFile !== files.lastFile) await writeFileAtomic(files.resourceFile, text, { mode: 0o600 });
 }
