@@ -35,3 +35,15 @@ export function processIo(): CliIo {
     },
   };
 }
+
+/** The exit code of `hearth` once its stdout's reader has gone (`hearth events --follow | head -2`): 128 + SIGPIPE, as a shell reports coreutils. */
+export const STDOUT_CLOSED_EXIT = 141;
+
+/** Resolves once everything written to `stream` so far is handed to the OS, or its failure is reported as an 'error' event. */
+export function flushed(stream: NodeJS.WritableStream & { destroyed?: boolean }): Promise<void> {
+  return new Promise((resolve) => {
+    // A write that just failed left the stream unwritable; its 'error' event comes on the next tick, before this.
+    if (stream.destroyed === true || !stream.writable) setImmediate(resolve);
+    else stream.write('', () => resolve());
+  });
+}

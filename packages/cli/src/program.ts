@@ -26,7 +26,8 @@ Exit codes:
   2   timeout (deployment wait / waitcondition wait --timeout)
   64  usage error (bad flags or arguments, no token)
   69  hearth-server unreachable
-  130 interrupted (Ctrl-C): a wait or --follow stopped`;
+  130 interrupted (Ctrl-C): a wait or --follow stopped
+  141 stdout closed by its reader (hearth events --follow | head -2), as a shell reports coreutils`;
 
 /** Rewrites commander's `error: ...` message as `hearth: ... (ERR_USAGE)` with a pointer to --help. */
 export function formatUsageMessage(commanderMessage: string): string {

@@ -159,6 +159,9 @@ function limitConnections(app: FastifyInstance): void {
   });
 }
 
+/** A stop signal this soon after the first is the same stop delivered twice, not a second one (see serve). */
+const SAME_STOP_MS = 300;
+
 async function serve(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
   let app: FastifyInstance;
@@ -191,15 +194,18 @@ async function serve(flags: ServeFlags): Promise<void> {
   limitConnections(app);
   // Before the banner says it is listening: a supervisor (or a test) may send SIGTERM as soon as it reads that
   // line, and a signal that arrived before these handlers killed the process without a drain (exit by signal).
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      // The same stop, delivered twice: Ctrl-C, `kill %1` and systemd signal the whole process group,
+      // and `npm start` forwards to us what it gets as well.
+      if (performance.now() - stoppingSince < SAME_STOP_MS) return;
       // A second signal: the operator will not wait for the drain (up to 10 s). Writes not answered
       // yet may be committed or not; their senders retry, and a retried signal is idempotent.
       process.stderr.write(`hearth-server: ${signal} again: stopping now, without answering the requests still in flight\n`);
       process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
     }
-    stopping = true;
+    stoppingSince = performance.now();
     app.log.info({ signal }, 'shutting down');
     app.close().then(
       () => process.exit(0),
@@ -253,6 +259,11 @@ function withStoreOptions(command: Command): Command {
     .option('--data-dir <dir>', 'data directory (env HEARTH_DATA_DIR, default ./.hearth)')
     .option('--database-url <url>', 'database URL (env HEARTH_DATABASE_URL; default SQLite in the data dir)');
 }
+
+// Without these listeners a write to a pipe whose reader left (`hearth-server serve | head -1`) throws from an event,
+// with a stack trace: a server would die at its next log line, a migration in the middle. The lines are lost, nothing else.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
 
 const program = new Command('hearth-server')
   .description('hearth-server: software configs, deployments, metadata and signals for VMs')

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadHupConfig, type HupConfigFiles } from './config.ts';
+import { DEFAULT_ACTION_TIMEOUT_SECONDS, loadHupConfig, type HupConfigFiles } from './config.ts';
 import { changeEvent } from './events.ts';
 
 function setup(files: Record<string, string>): HupConfigFiles {
@@ -59,13 +59,6 @@ test('bad configurations are refused with what is wrong', () => {
     () => loadHupConfig(setup({ 'cfn-hup.conf': MAIN, 'hooks.conf': hook.replace('post.update', 'post.updated') })),
     /no usable hooks:\nhook \[h\] in .*hooks.conf skipped: unknown trigger 'post.updated'/,
   );
-  for (const bad of ['-1', '1.5', '10s']) {
-    assert.throws(
-      () => loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = ${bad}\n`, 'hooks.conf': hook })),
-      new RegExp(`\\[main\\] action-timeout '${bad.replace('.', '\\.')}' must be a whole number of seconds \\(0 for no limit\\)`),
-    );
-  }
-  assert.equal(loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = 0\n`, 'hooks.conf': hook })).main.actionTimeoutSeconds, 0);
 });
 
 test('a bad hook, an unparsable hooks file or a bad interval is skipped with a warning saying why; the good hooks stay', () => {
@@ -108,6 +101,31 @@ test('a bad hook, an unparsable hooks file or a bad interval is skipped with a w
     const hooks = setup({ 'cfn-hup.conf': MAIN.replace('interval = 5', `interval = ${interval}`), 'hooks.conf': good });
     assert.equal(loadHupConfig(hooks).main.intervalMinutes, minutes, `interval = ${interval}`);
     assert.equal(loadHupConfig(hooks).warnings.length, minutes === 7 || interval === '' ? 0 : 1, `interval = ${interval}`);
+  }
+});
+
+test('a bad action-timeout is replaced by the default with a warning naming the value; the hooks stay', () => {
+  const hook = '[h]\ntriggers = post.update\npath = Resources.S.Metadata\naction = true\n';
+  for (const bad of ['-1', '1.5', '10s', '10m', '1e3']) {
+    const files = setup({ 'cfn-hup.conf': `${MAIN}action-timeout = ${bad}\n`, 'hooks.conf': hook });
+    const config = loadHupConfig(files);
+    assert.equal(config.main.actionTimeoutSeconds, DEFAULT_ACTION_TIMEOUT_SECONDS, bad);
+    assert.deepEqual(config.warnings, [
+      `${files.mainFile}: [main] action-timeout '${bad}' is not a whole number of seconds (0 for no limit); using ${DEFAULT_ACTION_TIMEOUT_SECONDS}`,
+    ]);
+    assert.deepEqual(
+      config.hooks.map((h) => h.name),
+      ['h'],
+    );
+  }
+  for (const [text, seconds] of [
+    ['0', 0],
+    ['90', 90],
+    ['', DEFAULT_ACTION_TIMEOUT_SECONDS],
+  ] as const) {
+    const config = loadHupConfig(setup({ 'cfn-hup.conf': `${MAIN}action-timeout = ${text}\n`, 'hooks.conf': hook }));
+    assert.equal(config.main.actionTimeoutSeconds, seconds, `action-timeout = ${text}`);
+    assert.deepEqual(config.warnings, [], `action-timeout = ${text}`);
   }
 });
 

@@ -44,7 +44,7 @@ export interface HupMain {
   url: string | undefined;
   /**
    * `action-timeout` (beyond the original, which ignores the key): seconds a hook action may run before it is stopped,
-   * so one hung action cannot hold back every later hook and change. 0: no limit. Default 3600.
+   * so one hung action cannot hold back every later hook and change. 0: no limit. Default 3600, also for a bad value.
    */
   actionTimeoutSeconds: number;
 }
@@ -162,8 +162,8 @@ function parseHook(name: string, file: string, get: Lookup): HookConfig | { prob
 
 /**
  * Reads and validates the configuration. A missing main file, stack or credential-file, or no usable hook is
- * ExitError(1). A bad hook is skipped and a bad interval replaced by the default, each with a warning, so that one
- * mistake does not stop every other hook (the original refused the whole configuration).
+ * ExitError(1). A bad hook is skipped and a bad interval or action-timeout replaced by its default, each with a warning,
+ * so that one mistake does not stop every other hook (the original refused the whole configuration).
  */
 export function loadHupConfig(files: HupConfigFiles): HupConfig {
   const list = configFileList(files);
@@ -200,9 +200,13 @@ export function loadHupConfig(files: HupConfigFiles): HupConfig {
     intervalMinutes = DEFAULT_INTERVAL_MINUTES;
   }
   const timeoutText = mainValue('action-timeout') || String(DEFAULT_ACTION_TIMEOUT_SECONDS);
-  const actionTimeoutSeconds = Number(timeoutText);
-  if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(actionTimeoutSeconds))
-    throw new ExitError(1, `${files.mainFile}: [main] action-timeout '${timeoutText}' must be a whole number of seconds (0 for no limit)`);
+  let actionTimeoutSeconds = Number(timeoutText);
+  if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(actionTimeoutSeconds)) {
+    warnings.push(
+      `${files.mainFile}: [main] action-timeout '${timeoutText}' is not a whole number of seconds (0 for no limit); using ${DEFAULT_ACTION_TIMEOUT_SECONDS}`,
+    );
+    actionTimeoutSeconds = DEFAULT_ACTION_TIMEOUT_SECONDS;
+  }
   const main: HupMain = Object.freeze({
     stack,
     credentialFile,

@@ -38,7 +38,42 @@ async function metadataServer(token: string) {
       for (const entry of held) reply(entry.response, 200);
       held.clear();
     },
+    /** Ends every held request at once with a 304 and `headers`, as hearth-server does when it stops. */
+    endHeld(headers: Record<string, string>) {
+      for (const entry of held) {
+        entry.response.writeHead(304, { etag: entry.etag, ...headers });
+        entry.response.end();
+      }
+      held.clear();
+    },
+    /** How many requests are held now. */
+    heldCount: () => held.size,
   };
+}
+
+/** Polls `probe` every 5 ms until it is true; false after `ms`. */
+async function eventually(probe: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return true;
+}
+
+/** Watch options against `url` with a 30 s polling interval. */
+function watchOptions(url: string, extraArgv: string[] = []) {
+  return optionsFor([
+    '--hearth-metadata-url',
+    url,
+    '--hearth-access-key-id',
+    'AK',
+    '--hearth-secret-access-key',
+    'S',
+    '--polling-interval',
+    '30',
+    ...extraArgv,
+  ]);
 }
 
 test('hearth: Bearer credential, then a conditional GET; the document is exploded', async () => {
@@ -254,5 +289,91 @@ test('hearth: watch with a secret store keeps retrying while the secret is missi
   } finally {
     stop.abort();
     await server.close();
+  }
+});
+
+// A server that stops ends its held long-polls at once with a 304 (hearth-server adds `Retry-After: 1`
+// and `Connection: close`). That is no proxy declining to hold: the agent must be back within
+// seconds, not after the polling interval, or every restart delays changes by up to 30 s.
+for (const [name, headers] of [
+  ['Retry-After: 1, as hearth-server marks it', { 'retry-after': '1', connection: 'close' }],
+  ['unmarked, as a server without the header', {}],
+] as const) {
+  test(`hearth: a held request ended at once (${name}) is asked again within 1-3 s, not after the polling interval`, async () => {
+    const server = await metadataServer('AK:S');
+    const stop = new AbortController();
+    try {
+      const collector = createHearthCollector();
+      let changes = 0;
+      const watching = collector.watch(
+        { ...contextFor(watchOptions(`${server.url}/m`, ['--hearth-wait', '30'])), signal: stop.signal },
+        () => changes++,
+      );
+      assert.ok(await eventually(() => changes === 1 && server.heldCount() === 1, 5000), 'held after the first document');
+      const before = server.requests.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const endedAt = Date.now();
+      server.endHeld(headers);
+      assert.ok(await eventually(() => server.heldCount() === 1, 5000), 'asked again within 5 s');
+      const gap = Date.now() - endedAt;
+      assert.ok(gap >= 900 && gap < 3500, `asked again ${gap} ms after the early 304`);
+      assert.equal(server.requests.length, before + 1, 'one request, no spin');
+      server.change({ deployments: [], after: 'restart' });
+      assert.ok(await eventually(() => changes === 2, 1000), 'the next change arrives through the new held request');
+      stop.abort();
+      await watching;
+    } finally {
+      stop.abort();
+      await server.close();
+    }
+  });
+}
+
+test('hearth: a server that answers every held request at once is asked twice more, jittered, then polled at the interval', async () => {
+  const server = await fakeServer((request, response) => {
+    const conditional = request.headers['if-none-match'] === '"v1"';
+    response.writeHead(conditional ? 304 : 200, { etag: '"v1"', 'content-type': 'application/json' });
+    response.end(conditional ? undefined : '{"deployments":[]}');
+  });
+  const stop = new AbortController();
+  try {
+    // random() = 0: each early answer is followed by the shortest reconnect, 1 s.
+    const collector = createHearthCollector(() => 0);
+    const started = Date.now();
+    const watching = collector.watch({ ...contextFor(watchOptions(`${server.url}/m`)), signal: stop.signal }, () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 3600));
+    const seen = server.requests.length;
+    stop.abort();
+    await watching;
+    // The document, an early 304, then two more 1 s apart; the third in a row means nothing holds: 30 s.
+    assert.equal(seen, 4, `${seen} requests in ${Date.now() - started} ms`);
+  } finally {
+    stop.abort();
+    await server.close();
+  }
+});
+
+test('hearth: a fleet refused together retries apart (jittered backoff), within half to all of the backoff', async () => {
+  const closed = await fakeServer(() => undefined);
+  await closed.close(); // its port now refuses connections
+  const fleet = Array.from({ length: 12 }, () => ({ stop: new AbortController(), attempts: [] as number[] }));
+  try {
+    const watches = fleet.map(({ stop, attempts }) => {
+      const ctx = contextFor(watchOptions(`${closed.url}/m`));
+      const http: typeof ctx.http = (options) => {
+        attempts.push(Date.now());
+        return ctx.http(options);
+      };
+      return createHearthCollector().watch({ ...ctx, http, signal: stop.signal }, () => assert.fail('no change expected'));
+    });
+    assert.ok(await eventually(() => fleet.every(({ attempts }) => attempts.length >= 2), 3000), 'every watcher retried');
+    for (const { stop } of fleet) stop.abort();
+    await Promise.all(watches);
+    const gaps = fleet.map(({ attempts }) => attempts[1]! - attempts[0]!);
+    for (const gap of gaps) assert.ok(gap >= 450 && gap < 1300, `retried after ${gap} ms (backoff 1 s, equal jitter)`);
+    const spread = Math.max(...gaps) - Math.min(...gaps);
+    assert.ok(spread > 100, `retries spread over ${spread} ms only: ${gaps.join(', ')}`);
+  } finally {
+    for (const { stop } of fleet) stop.abort();
   }
 });

@@ -13,6 +13,16 @@ export const MAX_WAIT_SECONDS = 60;
 /** Long-poll requests start at least this far apart, and a held request answered sooner without a change was not held. */
 const MIN_HOLD_MS = 1000;
 
+/** Held requests answered at once this many times in a row mean nothing holds them (a proxy): poll at the interval. */
+const UNHELD_BEFORE_INTERVAL = 3;
+
+/** Up to this much is added to the reconnect after an answer that ends a wait early. */
+const RECONNECT_JITTER_MS = 2000;
+
+/** The error backoff starts here and doubles up to MAX_BACKOFF_MS. */
+const MIN_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 30_000;
+
 /** What the watcher last saw, for `--status`. */
 export interface HearthWatchState {
   state: 'idle' | 'waiting' | 'backoff';
@@ -75,14 +85,25 @@ function withWait(url: string, waitSeconds: number): string {
   return `${url}${url.includes('?') ? '&' : '?'}wait=${waitSeconds}`;
 }
 
-/** A new hearth collector (it remembers the ETag and the document). */
-export function createHearthCollector(): HearthCollector {
+/** `Retry-After` in ms when it is a number of seconds (the form hearth-server sends), else undefined. */
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  return typeof header === 'string' && /^\d+$/.test(header.trim()) ? Number(header.trim()) * 1000 : undefined;
+}
+
+/** What one request brought: a new document or not, and the `Retry-After` the server asked for. */
+interface FetchResult {
+  changed: boolean;
+  retryAfterMs: number | undefined;
+}
+
+/** A new hearth collector (it remembers the ETag and the document); `random` (default Math.random) jitters its retries. */
+export function createHearthCollector(random: () => number = Math.random): HearthCollector {
   let etag: string | undefined;
   let document: Record<string, unknown> | undefined;
   const state: HearthWatchState = { state: 'idle', etag: undefined, lastChangeAt: undefined, lastError: undefined };
 
-  /** One request; true when a new document arrived. Throws on a network error or an unexpected status. */
-  const fetchOnce = async (ctx: CollectorContext, settings: Settings, waitSeconds: number): Promise<boolean> => {
+  /** One request: whether a new document arrived. Throws on a network error or an unexpected status. */
+  const fetchOnce = async (ctx: CollectorContext, settings: Settings, waitSeconds: number): Promise<FetchResult> => {
     const headers: Record<string, string> = { authorization: settings.authorization, accept: 'application/json' };
     if (etag !== undefined) headers['if-none-match'] = etag;
     const url = waitSeconds > 0 && etag !== undefined ? withWait(settings.url, waitSeconds) : settings.url;
@@ -93,7 +114,8 @@ export function createHearthCollector(): HearthCollector {
       timeoutMs: settings.timeoutMs + waitSeconds * 1000,
       signal: ctx.signal,
     });
-    if (response.status === 304) return false;
+    const retryAfter = retryAfterMs(response.headers['retry-after']);
+    if (response.status === 304) return { changed: false, retryAfterMs: retryAfter };
     if (response.status !== 200)
       throw new Error(`GET ${settings.url} answered ${response.status}: ${replyExcerpt(response.text(), settings)}`);
     const body = jsonObject(response.text());
@@ -105,7 +127,7 @@ export function createHearthCollector(): HearthCollector {
     document = body.value;
     state.etag = etag;
     if (changed) state.lastChangeAt = new Date().toISOString();
-    return changed;
+    return { changed, retryAfterMs: retryAfter };
   };
 
   return {
@@ -123,7 +145,8 @@ export function createHearthCollector(): HearthCollector {
     },
     async watch(ctx, onChange) {
       if ((await readSettings(ctx)).kind === 'not-configured') return;
-      let backoffMs = 1000;
+      let backoffMs = MIN_BACKOFF_MS;
+      let unheldInARow = 0;
       while (!ctx.signal?.aborted) {
         try {
           // Read each time: a secret stored (or a store fixed) after the daemon started is used without a restart.
@@ -132,16 +155,27 @@ export function createHearthCollector(): HearthCollector {
           state.state = 'waiting';
           const askedToHold = settings.waitSeconds > 0 && etag !== undefined;
           const started = Date.now();
-          const changed = await fetchOnce(ctx, settings, settings.waitSeconds);
+          const { changed, retryAfterMs } = await fetchOnce(ctx, settings, settings.waitSeconds);
           const heldMs = Date.now() - started;
           state.lastError = undefined;
-          backoffMs = 1000;
+          backoffMs = MIN_BACKOFF_MS;
           if (changed) onChange();
-          if (etag === undefined || settings.waitSeconds === 0 || (askedToHold && !changed && heldMs < MIN_HOLD_MS)) {
+          const unheld = askedToHold && !changed && heldMs < MIN_HOLD_MS;
+          unheldInARow = unheld ? unheldInARow + 1 : 0;
+          const intervalMs = ctx.options.pollingInterval * 1000;
+          if (etag === undefined || settings.waitSeconds === 0 || unheldInARow >= UNHELD_BEFORE_INTERVAL) {
             // Nothing holds the request: no ETag to hold on, `wait = 0`, or a server (or a proxy in
-            // front of it) that answers a held request at once. Poll at the plain interval instead of spinning.
+            // front of it) that answers held requests at once, time after time. Poll at the plain interval instead of spinning.
             state.state = 'backoff';
-            await sleep(ctx.options.pollingInterval * 1000, ctx.signal);
+            await sleep(intervalMs, ctx.signal);
+          } else if (unheld || retryAfterMs !== undefined) {
+            // The wait ended early: hearth-server ends its long-polls when it stops (a 304 with
+            // `Retry-After`), and the server is soon back (or another replica takes over); a proxy
+            // that never holds shows itself by doing it again. Ask again within seconds, jittered so
+            // that a fleet cut off together does not come back in lockstep.
+            state.state = 'backoff';
+            const baseMs = Math.max(MIN_HOLD_MS, retryAfterMs ?? 0);
+            await sleep(Math.min(intervalMs, baseMs + random() * RECONNECT_JITTER_MS), ctx.signal);
           } else if (askedToHold && heldMs < MIN_HOLD_MS) {
             // A change right away is normal, but a server that reports one on every request must not make us spin.
             await sleep(MIN_HOLD_MS - heldMs, ctx.signal);
@@ -150,9 +184,11 @@ export function createHearthCollector(): HearthCollector {
           if (ctx.signal?.aborted) break;
           state.lastError = (error as Error).message;
           state.state = 'backoff';
-          ctx.log.warn('hearth long-poll failed; retrying', { error: state.lastError, retry_in_ms: backoffMs });
-          await sleep(backoffMs, ctx.signal);
-          backoffMs = Math.min(backoffMs * 2, 30_000);
+          // Equal jitter (half fixed, half random): agents refused together retry apart.
+          const retryInMs = Math.round(backoffMs / 2 + (random() * backoffMs) / 2);
+          ctx.log.warn('hearth long-poll failed; retrying', { error: state.lastError, retry_in_ms: retryInMs });
+          await sleep(retryInMs, ctx.signal);
+          backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
         }
       }
       state.state = 'idle';

@@ -206,8 +206,11 @@ test(`${DUE} deployments due at once time out with their own reasons, one event 
     assert.ok(Math.max(...perCommit) <= 200, `a sweep transaction failed ${Math.max(...perCommit)} deployments`);
     const during = probes.filter((p) => p.end >= sweepStarted && p.start <= sweepEnded);
     assert.ok(during.length > 0, 'requests were made while the sweep ran');
+    // A sweep that held the event loop would hold a request for all of it; one that yields between its 10
+    // batches, for about one batch. On a loaded machine every batch is slower: the bound grows with the sweep.
+    const allowed = Math.max(ANSWER_WITHIN_MS, (sweepEnded - sweepStarted) / 3);
     for (const p of probes) {
-      assert.ok(p.ms < ANSWER_WITHIN_MS, `${p.path} took ${Math.round(p.ms)} ms during the sweep`);
+      assert.ok(p.ms < allowed, `${p.path} took ${Math.round(p.ms)} ms during a sweep of ${Math.round(sweepEnded - sweepStarted)} ms`);
       if (p.path === '/healthz') assert.equal(p.status, 200);
     }
     const signalled = probes.filter((p) => p.path === 'signal');

@@ -68,6 +68,9 @@ async function sendMetadataLater(
   return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
 }
 
+/** The `Retry-After` of the long-polls the app ends when it closes. */
+const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
+
 /**
  * A long-poll's wait for a new document, ended early when the agent's credential is revoked (its
  * server deleted while it waits): that credential then gets ERR_AUTH_INVALID, as its next poll
@@ -110,6 +113,12 @@ async function waitWhileValid(
     stop();
   }
   if (revoked) throw new HearthError('ERR_AUTH_INVALID');
+  if (closed.aborted) {
+    // The app is closing (an agent that went away sees nothing): marked so, this early 304 is no
+    // proxy declining to hold, and the agent asks again in a second or so (the server restarted, or
+    // another replica), on a new connection.
+    void reply.header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS)).header('connection', 'close');
+  }
   return snapshot;
 }
 

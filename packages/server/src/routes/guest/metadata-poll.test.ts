@@ -143,3 +143,32 @@ test('after a feed resync a long-poll keeps waiting while its credential is live
     await done();
   }
 });
+
+// Closing ends every long-poll at once with a 304. Marked so, it is no proxy declining to hold: the
+// agent asks again in about a second (the server restarted, or another replica), not after its
+// polling interval; a 304 at the end of a full wait is not marked.
+test('a long-poll ended by the app closing is a 304 with Retry-After: 1 and Connection: close', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const etag = String((await app.inject({ url: '/v1/guest/metadata', headers: server.auth })).headers.etag);
+    const waited = await app.inject({ url: '/v1/guest/metadata?wait=1', headers: { ...server.auth, 'if-none-match': etag } });
+    assert.equal(waited.statusCode, 304);
+    assert.equal(waited.headers['retry-after'], undefined, 'a full wait is not marked');
+    assert.notEqual(waited.headers.connection, 'close');
+
+    const started = Date.now();
+    const poll = app.inject({ url: '/v1/guest/metadata?wait=30', headers: { ...server.auth, 'if-none-match': etag } });
+    await sleep(200);
+    const closing = app.close();
+    const reply = await poll;
+    await closing;
+    assert.equal(reply.statusCode, 304);
+    assert.equal(reply.headers.etag, etag);
+    assert.equal(reply.headers['retry-after'], '1');
+    assert.equal(reply.headers.connection, 'close');
+    assert.ok(Date.now() - started < 10_000, 'ended by the close, not by the wait');
+  } finally {
+    await done();
+  }
+});
