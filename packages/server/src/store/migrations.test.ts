@@ -102,6 +102,7 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
     const stored = await app.services.store.reader.selectFrom('signals').selectAll().execute();
     assert.equal(stored.length, 1);
     assert.deepEqual(Object.keys(stored[0]!).sort(), [
+      'body',
       'deployment_id',
       'derived_config_id',
       'id',
@@ -110,6 +111,8 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
       'result_reason',
       'result_status',
     ]);
+    // 0009 brought the column back for older replicas, empty: the body stored before 0005 is gone.
+    assert.equal((stored[0] as Record<string, unknown>).body, null);
     assert.equal(stored[0]!.idempotency_key, 'client:sent-before-the-upgrade');
     const shown = await app.inject({ url: `/v1/default/software_deployments/${ids.deployment}`, headers: ADMIN });
     assert.deepEqual(shown.json().software_deployment.output_values, body, 'the outputs are the deployment’s, kept');
@@ -138,6 +141,56 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
       payload: body,
     });
     assert.equal(other.statusCode, 409, 'a new signal for the settled deployment is still refused');
+  } finally {
+    await app.close();
+  }
+});
+
+test('a replica of a release before 0005, still running after a newer one migrated, stores its signals', async (t) => {
+  const storage = await testStore('hearth-migrate-rolling-');
+  t.after(() => storage.remove());
+  const app = await buildApp({
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+  });
+  try {
+    const vm = await registerServer(app);
+    const config = await createConfig(app);
+    const deployment = await createDeployment(app, config, vm.id);
+    const { derived_config_id: derived } = await app.services.store.reader
+      .selectFrom('software_deployments')
+      .select('derived_config_id')
+      .where('id', '=', deployment)
+      .executeTakeFirstOrThrow();
+    const body = JSON.stringify({ deploy_stdout: 'ok', deploy_status_code: 0 });
+    // The statement that release's signal route runs (it still names body), on the migrated database.
+    await app.services.store.write(async ({ trx, now }) => {
+      await sql`insert into signals (deployment_id, derived_config_id, idempotency_key, body, result_status, result_reason, received_at)
+        values (${deployment}, ${derived}, ${'client:from-an-older-replica'}, ${body}, ${'COMPLETE'}, ${'Outputs received'}, ${now})`.execute(
+        trx,
+      );
+    });
+    // This release's own signals go on beside it, and leave the column empty.
+    const signalled = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${deployment}/signal`,
+      headers: { ...vm.auth, 'idempotency-key': 'from-this-release' },
+      payload: { deploy_stdout: 'ok', deploy_status_code: 0 },
+    });
+    assert.equal(signalled.statusCode, 200, signalled.body);
+    const stored = await app.services.store.reader
+      .selectFrom('signals')
+      .select(['idempotency_key', sql<string | null>`body`.as('body')])
+      .where('deployment_id', '=', deployment)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(stored, [
+      { idempotency_key: 'client:from-an-older-replica', body },
+      { idempotency_key: 'client:from-this-release', body: null },
+    ]);
   } finally {
     await app.close();
   }

@@ -5,6 +5,7 @@ import { migration0005 } from './migrations/0005_signal_bodies.ts';
 import { migration0006 } from './migrations/0006_byte_order_names.ts';
 import { migration0007 } from './migrations/0007_nul_free_text.ts';
 import { migration0008 } from './migrations/0008_alarm_repeat_actions.ts';
+import { migration0009 } from './migrations/0009_signal_bodies_for_older_replicas.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -174,5 +175,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0006_byte_order_names': migration0006(dialect),
     '0007_nul_free_text': migration0007(dialect),
     '0008_alarm_repeat_actions': migration0008,
+    '0009_signal_bodies_for_older_replicas': migration0009(dialect),
   };
 }
