@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { PyBigInt, PyFloat, pyJsonDumps } from '@hearth/agent-kit/python-json';
 import { convertInput, inputEnv, inputValue, inputValues, stringify } from './inputs.ts';
 import type { Deployment } from './deployment.ts';
 
@@ -76,4 +77,12 @@ test('inputValues and inputValue: the last input of a name wins', () => {
   assert.equal(inputValue(d, 'x'), '2');
   assert.equal(inputValue(d, 'y'), undefined);
   assert.equal(stringify(undefined), '');
+});
+
+test('a Json input given as text is read as json.loads does: 1.0 stays a float, big integers keep every digit', () => {
+  const value = convertInput('Json', '{"f": 1.0, "e": 1E16, "big": 12345678901234567890, "NaN": NaN}');
+  assert.equal(pyJsonDumps(value), '{"f": 1.0, "e": 1e+16, "big": 12345678901234567890, "NaN": NaN}');
+  assert.equal(stringify(new PyBigInt(12345678901234567890n)), '12345678901234567890');
+  assert.equal(stringify(new PyFloat(1)), '1.0');
+  assert.equal(convertInput('String', new PyBigInt(12345678901234567890n)), '12345678901234567890');
 });

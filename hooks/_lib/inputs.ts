@@ -1,3 +1,4 @@
+import { parsePyJson, pyPlainData, PyBigInt, PyFloat } from '@hearth/agent-kit/python-json';
 import type { Deployment } from './deployment.ts';
 
 /** Inputs that carry credentials of the signal transport; hooks hide them from tools unless asked (see inputEnv). */
@@ -7,18 +8,20 @@ export const CREDENTIAL_INPUTS: ReadonlySet<string> = new Set(['deploy_password'
 const TRUE_WORDS = new Set(['t', 'true', 'on', 'y', 'yes', '1']);
 const FALSE_WORDS = new Set(['f', 'false', 'off', 'n', 'no', '0']);
 
-/** A value as a string the way a user expects: strings as they are, null as '', anything else as JSON. */
+/** A value as a string the way a user expects: strings as they are, null as '', numbers as Python's str(), anything else as JSON. */
 export function stringify(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || value === undefined) return '';
+  // Every digit of a big integer, and a float as a float (`1.0`): JSON.stringify would give the rounded number.
+  if (value instanceof PyFloat || value instanceof PyBigInt) return String(value);
   return JSON.stringify(value) ?? '';
 }
 
 /**
  * Converts an input value by its declared type; never throws. String: scalars as text (`true`, `3`), objects as
  * JSON, null as ''. Number: numeric strings become numbers. Boolean: Heat's words (`yes`, `on`, `1`, ...) and
- * numbers become booleans. Json: JSON text is parsed. CommaDelimitedList: a string is split on commas and each
- * item trimmed ('' is []). A value that does not fit its type, and any unknown type, is kept as given.
+ * numbers become booleans. Json: JSON text is parsed as json.loads does (`1.0` a PyFloat). CommaDelimitedList: a
+ * string is split on commas and each item trimmed ('' is []). A value that does not fit its type, and any unknown type, is kept as given.
  */
 export function convertInput(type: string, value: unknown): unknown {
   switch (type) {
@@ -38,7 +41,8 @@ export function convertInput(type: string, value: unknown): unknown {
     case 'Json': {
       if (typeof value !== 'string') return value ?? null;
       try {
-        return JSON.parse(value) as unknown;
+        // As json.loads reads it: `1.0` stays a float and big integers keep their digits for the tools' files.
+        return pyPlainData(parsePyJson(value));
       } catch {
         return value;
       }

@@ -212,3 +212,23 @@ test(
     assert.match(String(failing.result?.deploy_stdout), /boom/);
   },
 );
+
+/** Inputs whose numbers JSON.parse would change: a Float 1.0, an int beyond 2^53, a key like "1", a later duplicate. */
+const PY_INPUTS =
+  '[{"name": "ratio", "type": "Number", "value": 1.0}, {"name": "1", "value": "one"}, {"name": "big", "type": "Number", "value": 12345678901234567890},' +
+  ' {"name": "data", "type": "Json", "value": {"w": 2.50, "\\u00e9": "\\u00fc"}}, {"name": "ratio", "type": "Number", "value": 1e16}]';
+
+test('the variables file is what the original json.dump writes: 1.0 stays a float, big integers whole, input order kept', async () => {
+  const d = dirs();
+  const tool = fakeTool('ansible-playbook');
+  const stdin = JSON.stringify(sampleDeployment({ group: 'ansible', config: PLAYBOOK, inputs: '@' })).replace('"@"', PY_INPUTS);
+  const run = await runHookExecutable(HOOK, stdin, { env: { HEARTH_ROOT: d.root, PATH: `${tool.dir}:${process.env.PATH ?? ''}` } });
+  assert.equal(run.exitCode, 0, run.stderr);
+  const original =
+    "import json, sys; c = json.load(sys.stdin); v = {'heat_config_id': c['id']}\n" +
+    "for i in c['inputs']: v[i['name']] = i.get('value', '')\n" +
+    "v['heat_outputs_path'] = sys.argv[1]; sys.stdout.write(json.dumps(v))";
+  const expected = spawnSync('python3', ['-c', original, join(d.outputs, ID)], { input: stdin, encoding: 'utf8' });
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(readFileSync(join(d.working, `${ID}_variables.json`), 'utf8'), expected.stdout);
+});

@@ -1,4 +1,5 @@
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 import { isAbsolute, join } from 'node:path';
 import {
   CREDENTIAL_INPUTS,
@@ -74,15 +75,16 @@ async function runAnsible({ deployment, log, env }: HookContext): Promise<HookRe
   }
   const base = outputsBase(dirs.outputs, deployment);
   const exposeCredentials = deployment.options.expose_credentials === true;
-  const variables: Record<string, unknown> = { heat_config_id: deployment.id };
+  // A Map keeps the original's key order (a key like "1" included), and json.dumps' text keeps a Float input a Float.
+  const variables = new Map<string, unknown>([['heat_config_id', deployment.id]]);
   for (const input of deployment.inputs) {
-    if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) variables[input.name] = input.value;
+    if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) variables.set(input.name, input.value);
   }
-  variables.heat_outputs_path = base;
+  variables.set('heat_outputs_path', base);
 
   const playbook = join(dirs.working, `${deployment.id}_playbook.yaml`);
   const variablesFile = join(dirs.working, `${deployment.id}_variables.json`);
-  await writeFileAtomic(variablesFile, JSON.stringify(variables), { mode: 0o600 });
+  await writeFileAtomic(variablesFile, pyJsonDumps(variables), { mode: 0o600 });
   await writeFileAtomic(playbook, deployment.config, { mode: 0o600 });
   clearOutputs(base, deployment);
 

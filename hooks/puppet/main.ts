@@ -1,4 +1,5 @@
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -133,10 +134,11 @@ async function runPuppet(context: HookContext): Promise<HookResult> {
         `puppet hook: with enable_hiera the deployment name becomes a file name; ${describeValue(deployment.name)} cannot be one`,
       );
     }
-    const hiera: Record<string, unknown> = {};
-    for (const input of deployment.inputs) if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) hiera[input.name] = input.value;
+    // A Map keeps the inputs' order (a key like "1" included), and json.dumps' text keeps a Float input a Float.
+    const hiera = new Map<string, unknown>();
+    for (const input of deployment.inputs) if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) hiera.set(input.name, input.value);
     const datadir = ensureDir(hookPath('HEAT_PUPPET_HIERA_DATADIR', '/etc/puppet/hieradata', env));
-    await writeFileAtomic(join(datadir, `heat_config_${deployment.name}.json`), JSON.stringify(hiera), { mode: 0o600 });
+    await writeFileAtomic(join(datadir, `heat_config_${deployment.name}.json`), pyJsonDumps(hiera), { mode: 0o600 });
     facts.FACTER_deploy_config_name = deployment.name;
   }
   const base = outputsBase(dirs.outputs, deployment);

@@ -215,3 +215,19 @@ file { "\${facts['heat_outputs_path']}.result": content => 'applied' }
     assert.match(String(failed.deploy_stderr), /boom/);
   },
 );
+
+test('the hiera data file is what the original json.dumps writes: 1.0 stays a float, big integers whole, input order kept', async () => {
+  const s = setup();
+  const inputs =
+    '[{"name": "ratio", "type": "Number", "value": 1.0}, {"name": "1", "value": "one"}, {"name": "big", "type": "Number", "value": 12345678901234567890},' +
+    ' {"name": "data", "type": "Json", "value": {"w": 2.50, "\\u00e9": "\\u00fc"}}, {"name": "ratio", "type": "Number", "value": 1e16}]';
+  const deployment = sampleDeployment({ name: 'n', config: MANIFEST, inputs: '@', options: { enable_hiera: true } });
+  const stdin = JSON.stringify(deployment).replace('"@"', inputs);
+  const run = await runHookExecutable(HOOK, stdin, { env: s.env });
+  assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+  const original =
+    "import json, sys; c = json.load(sys.stdin); sys.stdout.write(json.dumps({i['name']: i.get('value', '') for i in c['inputs']}))";
+  const expected = spawnSync('python3', ['-c', original], { input: stdin, encoding: 'utf8' });
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(readFileSync(join(s.root, 'etc/puppet/hieradata/heat_config_n.json'), 'utf8'), expected.stdout);
+});

@@ -1,4 +1,5 @@
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 import { join } from 'node:path';
 import {
   CREDENTIAL_INPUTS,
@@ -71,14 +72,15 @@ async function runSalt({ deployment, log, env }: HookContext): Promise<HookResul
   ensureDir(dirs.working);
   const base = outputsBase(dirs.outputs, deployment);
   const exposeCredentials = deployment.options.expose_credentials === true;
-  const pillar: Record<string, unknown> = { heat_config_id: deployment.id };
-  for (const input of deployment.inputs) if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) pillar[input.name] = input.value;
-  pillar.heat_outputs_path = base;
+  // A Map keeps the inputs' order; json.dumps' text keeps a Float input a Float when salt's json reader loads it.
+  const pillar = new Map<string, unknown>([['heat_config_id', deployment.id]]);
+  for (const input of deployment.inputs) if (exposeCredentials || !CREDENTIAL_INPUTS.has(input.name)) pillar.set(input.name, input.value);
+  pillar.set('heat_outputs_path', base);
 
   const pillarRoot = ensureDir(join(dirs.working, `${deployment.id}_pillar`));
   await writeFileAtomic(join(pillarRoot, 'top.sls'), PILLAR_TOP, { mode: 0o600 });
   // `#!json` makes salt read the file as JSON only: no Jinja pass over the inputs' values.
-  await writeFileAtomic(join(pillarRoot, 'heat_config.sls'), `#!json\n${JSON.stringify(pillar, null, 2)}\n`, { mode: 0o600 });
+  await writeFileAtomic(join(pillarRoot, 'heat_config.sls'), `#!json\n${pyJsonDumps(pillar, { indent: 2 })}\n`, { mode: 0o600 });
   await writeFileAtomic(join(dirs.working, `${deployment.id}.sls`), stateText(deployment.config), { mode: 0o700 });
   clearOutputs(base, deployment);
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,4 +124,21 @@ test('a render error (a list of messages), unparsable output or a missing salt-c
   assert.equal(missing.exitCode, 0);
   assert.equal(missing.result?.deploy_status_code, 1);
   assert.match(String(missing.result?.deploy_stderr), /no-salt/);
+});
+
+test('the pillar is json.dumps text (indent 2): a Float input stays a float for salt, big integers whole, input order kept', async () => {
+  const s = setup({ stdout: ok, exitCode: 0 });
+  const inputs =
+    '[{"name": "ratio", "type": "Number", "value": 1.0}, {"name": "1", "value": "one"}, {"name": "big", "type": "Number", "value": 12345678901234567890},' +
+    ' {"name": "data", "type": "Json", "value": {"w": 2.50, "\\u00e9": "\\u00fc"}}, {"name": "ratio", "type": "Number", "value": 1e16}]';
+  const stdin = JSON.stringify(sampleDeployment({ group: 'salt', config: {}, inputs: '@' })).replace('"@"', inputs);
+  const run = await runHookExecutable(HOOK, stdin, { env: s.env });
+  assert.equal(run.exitCode, 0, run.stderr);
+  const pillar =
+    "import json, sys; c = json.load(sys.stdin); p = {'heat_config_id': c['id']}\n" +
+    "for i in c['inputs']: p[i['name']] = i.get('value', '')\n" +
+    "p['heat_outputs_path'] = sys.argv[1]; sys.stdout.write('#!json\\n' + json.dumps(p, indent=2) + '\\n')";
+  const expected = spawnSync('python3', ['-c', pillar, join(s.outputs, ID)], { input: stdin, encoding: 'utf8' });
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(readFileSync(join(s.working, `${ID}_pillar`, 'heat_config.sls'), 'utf8'), expected.stdout);
 });

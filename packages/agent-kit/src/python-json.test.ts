@@ -123,3 +123,37 @@ test('jsonEqual compares like Python ==: key order ignored, list order and types
   assert.equal(jsonEqual('1', 1), false);
   assert.equal(jsonEqual(null, {}), false);
 });
+
+test('jsonEqual compares numbers by value as Python does: 1 == 1.0 == True, big integers exactly, NaN as json.loads gives it', () => {
+  const parsed = (text: string): unknown => pyPlainData(parsePyJson(text));
+  assert.equal(jsonEqual(parsed('{"a": 1.0, "b": [2.50]}'), { a: 1, b: [2.5] }), true);
+  assert.equal(jsonEqual(parsed('{"a": 1.0}'), parsed('{"a": 1.0}')), true);
+  assert.equal(jsonEqual(parsed('[1.5]'), parsed('[1.25]')), false);
+  assert.equal(jsonEqual(parsed('[true, 0]'), parsed('[1.0, false]')), true);
+  assert.equal(jsonEqual(parsed('12345678901234567890'), parsed('12345678901234567890')), true);
+  assert.equal(jsonEqual(parsed('12345678901234567890'), parsed('12345678901234567891')), false);
+  assert.equal(jsonEqual(parsed('12345678901234567890'), parsed('12345678901234567890.0')), false);
+  assert.equal(jsonEqual(parsed('18446744073709551616'), parsed('18446744073709551616.0')), true);
+  assert.equal(jsonEqual(parsed('[NaN]'), parsed('[NaN]')), true);
+  assert.equal(jsonEqual(parsed('NaN'), parsed('NaN')), false);
+  assert.equal(jsonEqual(parsed('-0.0'), 0), true);
+  assert.equal(jsonEqual(parsed('1.0'), '1'), false);
+  assert.equal(jsonEqual(parsed('1.0'), {}), false);
+  for (const [a, b] of [
+    ['{"a": 1.0}', '{"a": 1}'],
+    ['[true]', '[1.0]'],
+    ['12345678901234567890', '12345678901234567890.0'],
+    ['18446744073709551616', '18446744073709551616.0'],
+    ['[NaN]', '[NaN]'],
+    ['NaN', 'NaN'],
+  ]) {
+    const expected = execFileSync(
+      'python3',
+      ['-c', 'import json, sys; print(json.loads(sys.argv[1]) == json.loads(sys.argv[2]))', a!, b!],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
+    assert.equal(String(jsonEqual(parsed(a!), parsed(b!))), expected.toLowerCase(), `${a} == ${b}`);
+  }
+});

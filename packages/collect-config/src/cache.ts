@@ -4,14 +4,14 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '@hearth/agent-kit';
-import { jsonEqual, pyJsonDumps } from '@hearth/agent-kit/python-json';
+import { jsonEqual, parsePyJson, pyJsonDumps, pyPlainData } from '@hearth/agent-kit/python-json';
 
 /** The name of the list of cache files the command reads, without `.json`. */
 export const META_LIST_KEY = 'os_config_files';
 
 /** What `store` found. */
 export interface StoreResult {
-  /** True when the key is new, has no `.last`, or its `.last` differs (as JSON) from the new content. */
+  /** True when the key is new, has no `.last`, or its `.last` differs from the new content (Python's `!=`: 1 equals 1.0). */
   changed: boolean;
   /** `<cachedir>/<key>.json`. */
   path: string;
@@ -34,7 +34,7 @@ export interface MetadataCache {
 
 function readJson(path: string): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: JSON.parse(readFileSync(path, 'utf8')) as unknown };
+    return { ok: true, value: pyPlainData(parsePyJson(readFileSync(path, 'utf8'))) };
   } catch {
     return { ok: false };
   }

@@ -29,7 +29,7 @@ test('a local metadata file that is not JSON is reported without the text around
   assert.equal(result.status, 0, result.stderr);
   assert.match(
     result.stderr,
-    /"msg":"Source \[local\] Unavailable\.","reason":"[^"]*site\.json is not valid JSON \(Unexpected token 'S' in JSON\)"/,
+    /"msg":"Source \[local\] Unavailable\.","reason":"[^"]*site\.json is not valid JSON \(Expecting value at char 16\)"/,
   );
   assert.equal(result.stderr.includes('S3cret'), false, result.stderr);
   const status = readFileSync(statusFile, 'utf8');

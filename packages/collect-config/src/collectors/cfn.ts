@@ -3,6 +3,7 @@
 // text is JSON. Every `path` is read and the dicts shallow-merged, then exploded with `[cfn] deployment_key`.
 import { signV2 } from '@hearth/protocol/signing';
 import { existsSync, readFileSync } from 'node:fs';
+import { isDict, parsePyJson, pyPlainData, type PyValue } from '@hearth/agent-kit/python-json';
 import { explodeDeployments } from '../explode.ts';
 import { childElement, parseXml } from '../xml.ts';
 import { lookUpSecret, secretStoreConfig } from './stored-secret.ts';
@@ -74,18 +75,19 @@ async function describe(
   if (!detail) return 'the reply has no DescribeStackResourceResult/StackResourceDetail';
   const element = childElement(detail, field);
   if (!element) return `Path ${path} does not exist.`;
-  let value: unknown;
+  // Parsed as json.loads does, so floats and big integers reach the cache as the original writes them.
+  let value: PyValue | undefined;
   try {
-    value = JSON.parse(element.text);
+    value = parsePyJson(element.text);
   } catch (error) {
     return `Path ${path} failed to parse as json. (${(error as Error).message})`;
   }
   for (const key of subKeys) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return `Sub-key ${key} does not exist. (${path})`;
-    value = (value as Record<string, unknown>)[key];
+    value = isDict(value) ? value.get(key) : undefined;
+    if (value === undefined) return `Sub-key ${key} does not exist. (${path})`;
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `Path ${path} is not a JSON object`;
-  return value as Record<string, unknown>;
+  if (!isDict(value)) return `Path ${path} is not a JSON object`;
+  return pyPlainData(value) as Record<string, unknown>;
 }
 
 /** The `cfn` collector. */

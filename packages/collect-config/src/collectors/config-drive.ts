@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseJsonObject } from './types.ts';
 
 /** `blkid -o export` blocks -> the first config drive device, or undefined. */
 export function findConfigDrive(blkidExport: string): string | undefined {
@@ -44,8 +45,7 @@ export function readConfigDrive(): Record<string, unknown> | undefined {
       if (spawnSync('mount', [device, mountPoint, '-o', 'ro'], { timeout: 30_000 }).status !== 0) return undefined;
       mounted = true;
     }
-    const value = JSON.parse(readFileSync(join(mountPoint, 'ec2', 'latest', 'meta-data.json'), 'utf8')) as unknown;
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return parseJsonObject(readFileSync(join(mountPoint, 'ec2', 'latest', 'meta-data.json'), 'utf8'));
   } catch {
     return undefined;
   } finally {

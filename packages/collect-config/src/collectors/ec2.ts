@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfigDrive } from './config-drive.ts';
-import { seconds, setting, unavailable, type Collector, type CollectOutcome, type CollectorContext } from './types.ts';
+import { parseJsonObject, seconds, setting, unavailable, type Collector, type CollectOutcome, type CollectorContext } from './types.ts';
 
 const DEFAULT_URL = 'http://169.254.169.254/latest/meta-data';
 
@@ -41,8 +41,8 @@ function cached(cachedir: string): Record<string, unknown> | undefined {
   const path = join(cachedir, 'ec2.json');
   if (!existsSync(path)) return undefined;
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as unknown;
-    return value !== null && typeof value === 'object' && Object.keys(value).length > 0 ? (value as Record<string, unknown>) : undefined;
+    const value = parseJsonObject(readFileSync(path, 'utf8'));
+    return value !== undefined && Object.keys(value).length > 0 ? value : undefined;
   } catch {
     return undefined;
   }

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Output } from '../explode.ts';
-import { settings, unavailable, type Collector } from './types.ts';
+import { parseJson, settings, unavailable, type Collector } from './types.ts';
 
 const WORLD_WRITABLE = 0o002;
 
@@ -37,7 +37,7 @@ export const localCollector: Collector = {
         if ((fileStat.mode & WORLD_WRITABLE) !== 0) return unavailable(`${file} is world writable. This is a security risk.`);
         const bytes = readFileSync(file);
         try {
-          outputs.push([name, JSON.parse(utf8.decode(bytes)) as unknown]);
+          outputs.push([name, parseJson(utf8.decode(bytes))]);
         } catch (error) {
           return unavailable(`${file} is not valid JSON (${(error as Error).message})`);
         }

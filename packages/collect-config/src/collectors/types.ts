@@ -1,6 +1,7 @@
 // What a collector is: a small object `{ name, collect(ctx) }` whose outcome is data, never a
 // crash. "Not configured" and "not available" are expected outcomes, as in the original.
 import type { httpRequest, Logger } from '@hearth/agent-kit';
+import { isDict, parsePyJson, pyPlainData } from '@hearth/agent-kit/python-json';
 import type { Output } from '../explode.ts';
 import type { CollectOptions } from '../options.ts';
 
@@ -52,12 +53,26 @@ export function settings(options: CollectOptions, group: string, name: string): 
   return Array.isArray(value) ? value : undefined;
 }
 
-/** Parses a JSON body into an object, or says why it is not one. */
+/**
+ * JSON text as the original's json.loads reads it, as plain data: floats stay PyFloat (`1.0` is cached as `1.0`),
+ * integers beyond 2^53 PyBigInt (every digit kept), NaN and Infinity accepted. Throws PyJsonError.
+ */
+export function parseJson(text: string): unknown {
+  return pyPlainData(parsePyJson(text));
+}
+
+/** JSON text that must hold an object (see parseJson): the object, or undefined when it holds something else. */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const value = parsePyJson(text);
+  return isDict(value) ? (pyPlainData(value) as Record<string, unknown>) : undefined;
+}
+
+/** Parses a JSON body into an object (see parseJson), or says why it is not one. */
 export function jsonObject(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; reason: string } {
   try {
-    const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'the body is not a JSON object' };
-    return { ok: true, value: value as Record<string, unknown> };
+    const value = parseJsonObject(text);
+    if (value === undefined) return { ok: false, reason: 'the body is not a JSON object' };
+    return { ok: true, value };
   } catch (error) {
     return { ok: false, reason: `failed to parse as JSON (${(error as Error).message})` };
   }
