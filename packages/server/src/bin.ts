@@ -1,8 +1,9 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { limitConnections } from './connection-limit.ts';
 import {
   EXIT,
   ExitError,
@@ -105,58 +106,6 @@ function listenFailure(error: unknown, settings: ServerSettings): unknown {
     return new ExitError(`cannot listen on ${address}: ${why}; pick another with --listen (env HEARTH_LISTEN)`, EXIT.usage);
   }
   return error;
-}
-
-/** File descriptors kept free of connections: the store's files and connections, outbound webhooks, logs. */
-const SPARE_FILES = 64;
-/** How often at most a refused connection is logged (a fleet reconnecting would log a line each). */
-const DROP_LOG_MS = 10_000;
-
-/** The soft open-files limit (ulimit -n) of this process, as Linux reports it; undefined if unknown or unlimited. */
-function openFilesLimit(): number | undefined {
-  try {
-    const line = /^Max open files\s+(\d+)\s/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return line ? Number(line[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Caps connections below the open-files limit, and says when one is refused. Every waiting agent
- * holds a connection (a long-poll): without a cap, the connection that takes the last descriptor
- * leaves the store and webhooks none, and libuv resets each one past it without a word in the log.
- */
-function limitConnections(app: FastifyInstance): void {
-  const limit = openFilesLimit();
-  if (limit === undefined) return;
-  let inUse: number;
-  try {
-    inUse = readdirSync('/proc/self/fd').length;
-  } catch {
-    return;
-  }
-  const max = Math.max(1, limit - inUse - SPARE_FILES);
-  app.server.maxConnections = max;
-  app.log.info({ maxConnections: max, openFilesLimit: limit }, `accepting up to ${max} connections at once (open-files limit ${limit})`);
-  // The first refusal is logged at once, the ones after it as one count per DROP_LOG_MS.
-  let refused = 0;
-  let quiet: NodeJS.Timeout | undefined;
-  const report = () => {
-    quiet = undefined;
-    if (refused === 0) return;
-    app.log.warn(
-      { refused, maxConnections: max, openFilesLimit: limit },
-      `refused ${refused} connection(s): ${max} are open, all the open-files limit (ulimit -n ${limit}) leaves room for; ` +
-        'raise it (LimitNOFILE= in the systemd unit, ulimit -n) to serve more agents at once',
-    );
-    refused = 0;
-    quiet = setTimeout(report, DROP_LOG_MS).unref();
-  };
-  app.server.on('drop', () => {
-    refused++;
-    if (!quiet) report();
-  });
 }
 
 /** A stop signal this soon after the first is the same stop delivered twice, not a second one (see serve). */
