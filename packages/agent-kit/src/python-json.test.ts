@@ -2,17 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { pyFloatRepr } from './python-float.ts';
-import {
-  isDict,
-  jsNumbers,
-  jsonEqual,
-  parsePyJson,
-  PyBigInt,
-  PyFloat,
-  pyJsonDumps,
-  pyPlainData,
-  type PyJsonDumpsOptions,
-} from './python-json.ts';
+import { jsonEqual } from './python-equal.ts';
+import { isDict, jsNumbers, parsePyJson, PyBigInt, PyFloat, pyJsonDumps, pyPlainData, type PyJsonDumpsOptions } from './python-json.ts';
 
 const roundTrip = (text: string, options?: PyJsonDumpsOptions): string => pyJsonDumps(parsePyJson(text), options);
 

@@ -4,7 +4,8 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '@hearth/agent-kit';
-import { jsonEqual, parsePyJson, pyJsonDumps, pyPlainData } from '@hearth/agent-kit/python-json';
+import { jsonEqual } from '@hearth/agent-kit/python-equal';
+import { parsePyJson, pyJsonDumps, pyPlainData } from '@hearth/agent-kit/python-json';
 
 /** The name of the list of cache files the command reads, without `.json`. */
 export const META_LIST_KEY = 'os_config_files';
