@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EventListQuery, ProjectId } from '@hearth/protocol';
@@ -7,6 +5,7 @@ import type { Services } from '../../services.ts';
 import { listEvents, parseCursor } from '../../domain/events.ts';
 import { topics, waitForChange } from '../../feed/feed.ts';
 import { abortOnClose } from '../abort.ts';
+import { drained } from '../stream-drain.ts';
 
 const Params = Type.Object({ project_id: ProjectId });
 const StreamQuery = Type.Object(
@@ -19,28 +18,6 @@ const PAGE = 500;
 
 /** How long a stream waits for a client that takes none of what it was sent before it cuts it off. */
 export const STREAM_STALL_MS = 60_000;
-
-/**
- * How the wait for `out` to flush what it holds ended (at once if it holds little): `stalled` when
- * the client took none of it for `stallMs` (a client that reads slowly but reads is never cut off).
- */
-async function drained(out: ServerResponse, abort: AbortSignal, stallMs: number): Promise<'drained' | 'aborted' | 'stalled'> {
-  if (!out.writableNeedDrain) return abort.aborted ? 'aborted' : 'drained';
-  const stalled = new AbortController();
-  let queued = out.writableLength;
-  const watch = setInterval(() => {
-    if (out.writableLength < queued) queued = out.writableLength;
-    else stalled.abort();
-  }, stallMs);
-  try {
-    await once(out, 'drain', { signal: AbortSignal.any([abort, stalled.signal]) });
-    return 'drained';
-  } catch {
-    return abort.aborted ? 'aborted' : 'stalled';
-  } finally {
-    clearInterval(watch);
-  }
-}
 
 /** /v1/{project}/events: a cursor-paged list and a server-sent-events stream. */
 export const eventRoutes: FastifyPluginAsyncTypebox<{
@@ -73,30 +50,42 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{
       'x-accel-buffering': 'no',
     });
     const out = reply.raw;
-    out.write(': hearth events\n\n');
+    // A client that reads slower than the events come makes the stream wait here, holding at most
+    // the high-water mark and the rest of one page: without the wait the loop would queue the whole
+    // backlog (every stream its own copy). One that reads nothing is cut off: it would hold that
+    // page and its connection for ever. False when the stream is to end.
+    const send = async (text: string): Promise<boolean> => {
+      if (out.write(text)) return !abort.aborted;
+      const flushed = await drained(out, out.socket, abort, streamStallMs);
+      if (flushed === 'stalled') {
+        request.log.warn(
+          { project: projectId, unsentBytes: out.writableLength, stalledMs: streamStallMs },
+          `event stream cut off: its client took nothing of the last ${out.writableLength} bytes for ${streamStallMs / 1000} s (it resumes with Last-Event-ID)`,
+        );
+      }
+      return flushed === 'drained';
+    };
     try {
-      while (!abort.aborted) {
-        for (const event of page.events) out.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      let open = await send(': hearth events\n\n');
+      while (open && !abort.aborted) {
+        for (const event of page.events) {
+          open = await send(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+          if (!open) break;
+        }
+        if (!open) break;
         if (page.next_cursor !== cursor && page.events.length === 0) {
           // An id without data fires no event but is where the client resumes from after a reconnect.
-          out.write(`: cursor ${cursor} is beyond the newest event; following from ${page.next_cursor}\nid: ${page.next_cursor}\n\n`);
+          open = await send(
+            `: cursor ${cursor} is beyond the newest event; following from ${page.next_cursor}\nid: ${page.next_cursor}\n\n`,
+          );
+          if (!open) break;
         }
         cursor = page.next_cursor;
-        // A client that reads slower than the events come holds at most one page in memory here:
-        // without this wait the loop would queue the whole backlog (every stream its own copy).
-        // One that reads nothing is cut off: it would hold that page and its connection for ever.
-        const flushed = await drained(out, abort, streamStallMs);
-        if (flushed === 'stalled') {
-          request.log.warn(
-            { project: projectId, unsentBytes: out.writableLength, stalledMs: streamStallMs },
-            `event stream cut off: its client took nothing of the last ${out.writableLength} bytes for ${streamStallMs / 1000} s (it resumes with Last-Event-ID)`,
-          );
-        }
-        if (flushed !== 'drained') break;
         if (page.events.length < PAGE) {
           const changed = await waitForChange(services.feed, [topics.projectEvents(projectId)], KEEPALIVE_MS, abort);
           if (abort.aborted) break;
-          if (!changed) out.write(': keepalive\n\n');
+          if (!changed) open = await send(': keepalive\n\n');
+          if (!open) break;
         }
         page = await nextPage();
       }
