@@ -116,6 +116,7 @@ test(
           const took = Date.now() - sentAt;
           expectStatus(reply, 503, `${what} during the outage (round ${round})`);
           assert.equal(errorCode(reply), 'ERR_STORE_UNAVAILABLE', what);
+          assert.equal(reply.headers.get('retry-after'), '5', `${what}: when to try again`);
           assert.ok(took < OUTAGE_REPLY_MS, `${what} answered in ${took} ms`);
         }
         await sleep(500);

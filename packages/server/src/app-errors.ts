@@ -36,6 +36,16 @@ export function errorBody(error: HearthError): ErrorBody {
   return body;
 }
 
+/**
+ * The `Retry-After` (seconds) of an error a client should retry: hearth-server stopping (another
+ * replica, or this one restarted, answers within a second) or its database unreachable.
+ */
+export function retryAfterSeconds(error: HearthError): number | undefined {
+  if (error.code === 'ERR_SERVER_SHUTTING_DOWN') return 1;
+  if (error.code === 'ERR_STORE_UNAVAILABLE') return 5;
+  return undefined;
+}
+
 /** Maps any error thrown while handling a request to a coded error. */
 export function toHearthError(error: FastifyError | Error, requestId: string, bodyLimit?: number): HearthError {
   if (isHearthError(error)) return error;
@@ -94,6 +104,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
     else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
     else request.log.info({ code: coded.code }, coded.message);
+    const retryAfter = retryAfterSeconds(coded);
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     void reply.code(coded.statusCode).send(errorBody(coded));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -83,7 +83,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }
       : false,
     bodyLimit: 64 * 1024,
-    return503OnClosing: true,
+    // Requests that arrive while it stops get a coded 503 with Retry-After (the first hook below), not fastify's bare one.
+    return503OnClosing: false,
     // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too, and its bytes are never logged.
     clientErrorHandler: answerClientError,
     forceCloseConnections: true,
@@ -138,6 +139,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('longWaits', longWaits);
   let writesInFlight = 0;
   let writesAnswered: (() => void) | undefined;
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.header('connection', 'close');
+    done(new HearthError('ERR_SERVER_SHUTTING_DOWN'));
+  });
   app.addHook('onRequest', (request, reply, done) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       writesInFlight++;

@@ -5,7 +5,7 @@ import { HearthError, isHearthError } from '../../domain/errors.ts';
 import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
-import { toHearthError } from '../../app-errors.ts';
+import { retryAfterSeconds, toHearthError } from '../../app-errors.ts';
 import { isStoreUnavailable, isUnstorableText, isValueTooLong } from '../../store/unavailable.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
 import { assertCurrentAction, resourceMetadata, resourceSignal } from '../resource-actions.ts';
@@ -107,6 +107,8 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         ? toHearthError(rawError as Error, request.id)
         : rawError;
     if (isHearthError(error)) {
+      const retryAfter = retryAfterSeconds(error);
+      if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
       return send(
         reply,
         format,
