@@ -135,16 +135,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // committed but cut off would look lost to its sender. Long waits (long-polls, event streams)
   // end at once and answer what they have: a connection cut mid-wait looks like a failure to its
   // agent. Other reads are short; they are not counted, so the hot 304 path pays nothing for this.
+  // Requests that arrive meanwhile are refused (a coded 503 with Retry-After: 1).
   const longWaits = new LongWaits();
   app.decorate('longWaits', longWaits);
   let writesInFlight = 0;
   let writesAnswered: (() => void) | undefined;
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    void reply.header('connection', 'close');
-    done(new HearthError('ERR_SERVER_SHUTTING_DOWN'));
-  });
   app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      void reply.header('connection', 'close');
+      return done(new HearthError('ERR_SERVER_SHUTTING_DOWN'));
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       writesInFlight++;
       reply.raw.once('close', () => {
