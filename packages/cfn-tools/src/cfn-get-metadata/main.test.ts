@@ -94,3 +94,24 @@ test('a wrong secret exits 1 with the server’s reason; without credentials it 
   );
   await assert.rejects(cfnGetMetadataMain(['-s', '', '-r', 'Server'], { env }), /The Stack name must not be empty/);
 });
+
+test('floats and big integers print as json.dumps prints them (1.0, 1e+16, every digit), the whole metadata and at -k', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', '{"a": {"n": 1.0, "e": 1e16, "big": 12345678901234567890}}');
+  const root = mkdtempSync(join(tmpdir(), 'cfn-get-metadata-'));
+  const credentialFile = join(root, 'creds');
+  writeFileSync(credentialFile, `AWSAccessKeyId=${api.accessKeyId}\nAWSSecretKey=${api.secretKey}\n`);
+  const run = async (...extra: string[]) => {
+    const out = sink();
+    const code = await cfnGetMetadataMain(['-s', 'web', '-r', 'Server', '--credential-file', credentialFile, '-u', api.url, ...extra], {
+      env: { HEARTH_ROOT: root },
+      stdout: out.stream,
+    });
+    assert.equal(code, 0);
+    return out.text();
+  };
+  assert.equal(await run(), '{"a": {"n": 1.0, "e": 1e+16, "big": 12345678901234567890}}\n');
+  assert.equal(await run('-k', 'a.n'), '1.0\n');
+  assert.equal(await run('-k', 'a.big'), '12345678901234567890\n');
+});

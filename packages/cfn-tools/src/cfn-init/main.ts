@@ -4,6 +4,7 @@
 import { ExitError } from '@hearth/agent-kit/exit';
 import { agentPaths } from '@hearth/agent-kit/paths';
 import type { Logger } from '@hearth/agent-kit/logger';
+import { jsNumbers } from '@hearth/agent-kit/python-json';
 import { loadCredentials } from '../shared/credentials.ts';
 import { fetchMetadata } from '../shared/fetch-metadata.ts';
 import { applyInit } from './apply.ts';
@@ -27,7 +28,8 @@ export interface CfnInitDeps {
 
 /** The AWS::CloudFormation::Init object of `metadata`; ExitError(1) when there is none. */
 export function initOf(metadata: unknown): Record<string, unknown> {
-  const parsed: unknown = typeof metadata === 'string' ? JSON.parse(metadata) : metadata;
+  // The sections work on plain numbers (a PyFloat of the parsed metadata as its number), as JSON.parse gives them.
+  const parsed: unknown = jsNumbers(typeof metadata === 'string' ? JSON.parse(metadata) : metadata);
   const init = isObject(parsed) ? parsed[INIT_KEY] : undefined;
   if (!isObject(init) || Object.keys(init).length === 0)
     throw new ExitError(

@@ -1,5 +1,6 @@
 // DescribeStackResource over the CFN query API, v2-signed, asking for JSON; returns the resource's Metadata.
 import { httpRequest, HttpRequestError, type HttpRequestOptions, type HttpResponse } from '@hearth/agent-kit/http';
+import { parsePyJson, pyPlainData } from '@hearth/agent-kit/python-json';
 import type { Credentials } from './credentials.ts';
 import { signedGetUrl } from './ec2-query.ts';
 
@@ -64,7 +65,8 @@ export function metadataFromResponse(body: unknown): unknown {
   if (typeof metadata !== 'string') return metadata;
   if (metadata.trim() === '') return {};
   try {
-    return JSON.parse(metadata) as unknown;
+    // As json.loads reads it: 1.0 stays a float (a PyFloat), so the cache and the printed metadata keep its form.
+    return pyPlainData(parsePyJson(metadata));
   } catch (error) {
     throw new MetadataServerError('invalid', `the resource's Metadata is not JSON: ${(error as Error).message}`);
   }
@@ -102,7 +104,7 @@ export async function describeStackResource(options: DescribeStackResourceOption
   }
   let body: unknown;
   try {
-    body = JSON.parse(response.text());
+    body = pyPlainData(parsePyJson(response.text()));
   } catch {
     throw new MetadataServerError(
       'invalid',

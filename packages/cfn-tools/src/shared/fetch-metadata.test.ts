@@ -113,3 +113,32 @@ test('local metadata that is not UTF-8 is skipped as invalid, never read with U+
   const fetched = await fetchMetadata({ paths });
   assert.deepEqual([fetched.source, fetched.metadata], ['cache', { motd: 'café' }]);
 });
+
+test('floats and big integers keep their form in the cache, as json.loads and json.dumps keep them; 1 and 1.0 are no change', async (t) => {
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  const paths = tempRootPaths();
+  const credentials = { accessKeyId: api.accessKeyId, secretKey: api.secretKey, origin: 'test' };
+  const lastFile = join(paths.cfnCacheDir, 'last_metadata');
+  api.setMetadata('web', 'Server', '{"n": 1.0, "e": 1e16, "tiny": 0.00001, "big": 12345678901234567890, "z": -0.0, "i": 3}');
+  const first = await fetchMetadata({ stack: 'web', resource: 'Server', credentials, url: api.url, paths });
+  const written = '{"n": 1.0, "e": 1e+16, "tiny": 1e-05, "big": 12345678901234567890, "z": -0.0, "i": 3}';
+  assert.equal(readFileSync(lastFile, 'utf8'), written);
+  assert.equal(readFileSync(`${lastFile}_Server`, 'utf8'), written);
+  assert.equal(first.changed, true);
+
+  // A cache an older release wrote (1.0 as 1, the big integer rounded by JSON.parse) against the same metadata.
+  writeFileSync(`${lastFile}_Server`, '{"n": 1, "e": 10000000000000000, "tiny": 1e-05, "big": 12345678901234567890, "z": 0, "i": 3.0}');
+  const same = await fetchMetadata({ stack: 'web', resource: 'Server', credentials, url: api.url, paths });
+  assert.equal(same.changed, false, "Python's == sees no change");
+  assert.equal(readFileSync(`${lastFile}_Server`, 'utf8'), written, 'and the cache is rewritten in the float form');
+
+  api.setMetadata('web', 'Server', '{"n": 1.5, "e": 1e16, "tiny": 0.00001, "big": 12345678901234567890, "z": -0.0, "i": 3}');
+  assert.equal((await fetchMetadata({ stack: 'web', resource: 'Server', credentials, url: api.url, paths })).changed, true);
+  api.setMetadata('web', 'Server', '{"n": 1.5, "e": 1e16, "tiny": 0.00001, "big": 12345678901234567891, "z": -0.0, "i": 3}');
+  assert.equal(
+    (await fetchMetadata({ stack: 'web', resource: 'Server', credentials, url: api.url, paths })).changed,
+    true,
+    'a big integer that differs in its last digit is a change',
+  );
+});

@@ -5,7 +5,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
 import type { AgentPaths } from '@hearth/agent-kit/paths';
-import { pyJsonDumps } from '@hearth/agent-kit/python-json';
+import { parsePyJson, pyJsonDumps, pyPlainData } from '@hearth/agent-kit/python-json';
+
+// Python's `==` on the parsed metadata (1 == 1.0 == True, key order ignored): whether it changed.
+export { jsonEqual } from '@hearth/agent-kit/python-equal';
 
 /** The cache files for a resource: `resourceFile` is `last_metadata_<resource>` (or `last_metadata` without one). */
 export interface MetadataCacheFiles {
@@ -22,7 +25,10 @@ export function metadataCacheFiles(paths: Pick<AgentPaths, 'cfnCacheDir'>, resou
 /** A JSON file's parsed content: `missing` when it cannot be read, `invalid` when it is not JSON. */
 export type JsonFileRead = { kind: 'ok'; value: unknown } | { kind: 'missing'; reason: string } | { kind: 'invalid'; reason: string };
 
-/** Reads and parses a JSON file without throwing; bytes that are not UTF-8 make it `invalid` (never U+FFFD). */
+/**
+ * Reads and parses a JSON file as json.load does (floats stay PyFloat, big integers PyBigInt) without throwing;
+ * bytes that are not UTF-8 make it `invalid` (never U+FFFD).
+ */
 export function readJsonFile(path: string): JsonFileRead {
   let bytes: Buffer;
   try {
@@ -37,7 +43,7 @@ export function readJsonFile(path: string): JsonFileRead {
     return { kind: 'invalid', reason: `${path} is not UTF-8 text` };
   }
   try {
-    return { kind: 'ok', value: JSON.parse(text) as unknown };
+    return { kind: 'ok', value: pyPlainData(parsePyJson(text)) };
   } catch (error) {
     return { kind: 'invalid', reason: `${path} is not JSON: ${(error as Error).message}` };
   }
@@ -58,19 +64,4 @@ export async function writeMetadataCache(files: MetadataCacheFiles, cacheDir: st
   const text = pyJsonDumps(metadata);
   await writeFileAtomic(files.lastFile, text, { mode: 0o600 });
   if (files.resourceFile !== files.lastFile) await writeFileAtomic(files.resourceFile, text, { mode: 0o600 });
-}
-
-/** Deep equality of JSON values, object key order ignored (Python's dict `!=`, which the original uses to see a change). */
-export function jsonEqual(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return false;
-  if (Array.isArray(left) || Array.isArray(right)) {
-    return (
-      Array.isArray(left) && Array.isArray(right) && left.length === right.length && left.every((item, i) => jsonEqual(item, right[i]))
-    );
-  }
-  const leftKeys = Object.keys(left);
-  const rightRecord = right as Record<string, unknown>;
-  if (leftKeys.length !== Object.keys(rightRecord).length) return false;
-  return leftKeys.every((key) => Object.hasOwn(rightRecord, key) && jsonEqual((left as Record<string, unknown>)[key], rightRecord[key]));
 }
