@@ -148,3 +148,46 @@ test('jsonEqual compares numbers by value as Python does: 1 == 1.0 == True, big 
     assert.equal(String(jsonEqual(parsed(a!), parsed(b!))), expected.toLowerCase(), `${a} == ${b}`);
   }
 });
+
+test('strings read exactly as JSON.parse reads them, escapes, surrogates and runs of plain text alike', () => {
+  const pieces = [
+    'plain text ',
+    'é',
+    '\n',
+    '\\',
+    '"',
+    '/',
+    '\t',
+    '\u0001',
+    '\u007f',
+    '\u2028',
+    '😀',
+    '\ud800',
+    '\udfff',
+    'x'.repeat(300),
+    '',
+  ];
+  let seed = 7;
+  const next = () => (seed = (seed * 48271) % 2147483647);
+  for (let i = 0; i < 300; i++) {
+    const value = Array.from({ length: next() % 12 }, () => pieces[next() % pieces.length]).join('');
+    const text = JSON.stringify({ [value]: [value] });
+    const parsed = parsePyJson(text);
+    assert.ok(isDict(parsed));
+    assert.deepEqual([...parsed], [[value, [value]]], text);
+  }
+  assert.equal(parsePyJson('"a\\/b\\u00e9\\ud83d\\ude00"'), 'a/bé😀');
+});
+
+test('a document of tens of MB parses in about its own size of memory, not tens of bytes a character', () => {
+  const line = 'echo "a line of a config script" > /tmp/x\n';
+  const config = line.repeat(Math.ceil((16 * 1024 * 1024) / line.length));
+  const text = JSON.stringify({ config });
+  globalThis.gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const parsed = parsePyJson(text);
+  const grown = process.memoryUsage().heapUsed - before;
+  assert.ok(isDict(parsed) && parsed.get('config') === config);
+  // Built a character at a time, this string held ~500 MB of heap.
+  assert.ok(grown < 160 * 1024 * 1024, `the parsed document holds ${Math.round(grown / 1024 / 1024)} MB of heap`);
+});
