@@ -40,18 +40,22 @@ export async function resourceMetadata(services: Services, holder: Holder, log: 
 /**
  * Refuses a deployment's pre-signed CFN_SIGNAL URL issued for an earlier action: the URL's
  * Timestamp is the start of the action it was made for (a signal still queued in an agent's outbox
- * must not settle a newer action).
+ * must not settle a newer action). Returns that action (its derived config id) for resourceSignal,
+ * so the signal's transaction checks it again: an action started after this read must not be settled
+ * either. Undefined when there is nothing to bind (not a deployment, or a URL without Timestamp).
  */
-export async function assertCurrentAction(services: Services, holder: Holder, signedAt: string | undefined): Promise<void> {
-  if (holder.kind !== 'deployment' || signedAt === undefined) return;
+export async function assertCurrentAction(services: Services, holder: Holder, signedAt: string | undefined): Promise<string | undefined> {
+  if (holder.kind !== 'deployment' || signedAt === undefined) return undefined;
   const row = await services.store.reader
     .selectFrom('software_deployments')
-    .select('derived_at')
+    .select(['derived_at', 'derived_config_id'])
     .where('id', '=', holder.deploymentId)
     .executeTakeFirst();
-  if (row && heatTime(new Date(row.derived_at)) !== signedAt) {
+  if (!row) return undefined;
+  if (heatTime(new Date(row.derived_at)) !== signedAt) {
     throw new HearthError('ERR_SIGNAL_STALE', { id: holder.deploymentId, action: `the one started at ${signedAt}` });
   }
+  return row.derived_config_id;
 }
 
 /**

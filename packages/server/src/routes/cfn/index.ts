@@ -167,8 +167,8 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     const arn = pathArn(request);
     const holder = await ec2Holder(services, request);
     assertNamesHolder(holder, arn);
-    await assertCurrentAction(services, holder, queryParams(request).Timestamp);
-    await resourceSignal(services, holder, request.body, 'heat');
+    const action = await assertCurrentAction(services, holder, queryParams(request).Timestamp);
+    await resourceSignal(services, holder, request.body, 'heat', action);
     return reply.code(200).send();
   });
 
