@@ -86,6 +86,28 @@ async function assertGroupMember(trx: Transaction<Database>, sender: MetricSende
     });
 }
 
+/** The dimension an alarm names one VM by (cfn-push-stats sends it with every sample). */
+const INSTANCE_DIMENSION = 'InstanceId';
+
+/**
+ * Refuses (ERR_AUTH_FORBIDDEN) a sender that names another server of its project as the instance its
+ * samples are about: it would drive (or silence) that server's alarms. A value that is no server of
+ * the project is let through (a Nova instance id, which hearth does not know).
+ */
+async function assertOwnInstance(trx: Transaction<Database>, sender: MetricSender, ids: string[]): Promise<void> {
+  const other = await trx
+    .selectFrom('servers')
+    .select('id')
+    .where('project_id', '=', sender.projectId)
+    .where('id', 'in', ids)
+    .where('id', '!=', sender.serverId)
+    .executeTakeFirst();
+  if (other)
+    throw new HearthError('ERR_AUTH_FORBIDDEN', {
+      reason: `server ${sender.serverId} may not send samples with ${INSTANCE_DIMENSION}=${other.id}, another server's id`,
+    });
+}
+
 /** Who sent samples: a server's agent. */
 export interface MetricSender {
   projectId: string;
@@ -102,15 +124,20 @@ export class MetricService {
 
   /**
    * Stores samples attributed to the sender's server; refuses the whole put if one sample is out of
-   * range, or names in GROUP_DIMENSION a scaling group of the project the server is not a member of.
+   * range, names in GROUP_DIMENSION a scaling group of the project the server is not a member of, or
+   * names in INSTANCE_DIMENSION another server of the project.
    */
   async put(sender: MetricSender, put: MetricPut): Promise<{ stored: number }> {
     const nowMs = Date.now();
     const rows = put.samples.map((sample, index) => this.toRow(sender, put.namespace ?? DEFAULT_METRIC_NAMESPACE, sample, index, nowMs));
     const claimed = [...new Set(put.samples.flatMap((sample) => sample.dimensions?.[GROUP_DIMENSION] ?? []))];
+    const instances = [...new Set(put.samples.flatMap((sample) => sample.dimensions?.[INSTANCE_DIMENSION] ?? []))].filter(
+      (id) => id !== sender.serverId,
+    );
     await this.store.write(async ({ trx, now }) => {
       // In the write transaction: a server removed from the group meanwhile speaks for it no more.
       if (claimed.length > 0) await assertGroupMember(trx, sender, claimed);
+      if (instances.length > 0) await assertOwnInstance(trx, sender, instances);
       await trx
         .insertInto('metric_samples')
         .values(rows.map((row) => ({ ...row, time: row.time ?? now })))

@@ -111,3 +111,34 @@ test("a server may not send samples for a scaling group it is not a member of (t
     await done();
   }
 });
+
+test("a server may not send samples naming another server as its InstanceId (they would drive that server's alarms)", async () => {
+  const { app, done } = await testApp();
+  try {
+    const victim = await server(app, 'web-1');
+    const intruder = await server(app, 'web-2');
+    const samples = (instance: string) => ({
+      samples: [
+        { metric_name: 'Heartbeat', value: 1 },
+        { metric_name: 'CPUUtilization', value: 99, dimensions: { InstanceId: instance } },
+      ],
+    });
+    const spoofed = await app.inject({ method: 'POST', url: '/v1/guest/metrics', headers: intruder.auth, payload: samples(victim.id) });
+    assert.equal(spoofed.statusCode, 403, spoofed.body);
+    assert.equal(errorCode(spoofed), 'ERR_AUTH_FORBIDDEN');
+    assert.match(spoofed.json().error.message, new RegExp(`InstanceId=${victim.id}, another server's id`));
+    const stored = await app.inject({ url: '/v1/default/metrics', headers: ADMIN });
+    assert.deepEqual(stored.json(), { samples: [] }, 'nothing of the refused put is stored');
+
+    // Its own id, and an instance id hearth does not know (a Nova uuid from nova_meta.json), are its to send.
+    for (const instance of [intruder.id, '0b7c1a8e-58a4-4e6c-a5c4-0d5a1c7e2f10']) {
+      const own = await app.inject({ method: 'POST', url: '/v1/guest/metrics', headers: intruder.auth, payload: samples(instance) });
+      assert.equal(own.statusCode, 200, own.body);
+    }
+    const kept = (await app.inject({ url: '/v1/default/metrics', headers: ADMIN })).json<{ samples: Array<{ server_id: string }> }>();
+    assert.equal(kept.samples.length, 4);
+    assert.ok(kept.samples.every((sample) => sample.server_id === intruder.id));
+  } finally {
+    await done();
+  }
+});
