@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { removeStaleTempFiles, writeFileAtomic, writeFileAtomicSync } from './atomic-file.ts';
+import { parentsOfCreated, removeStaleTempFiles, writeFileAtomic, writeFileAtomicSync } from './atomic-file.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'agent-kit-atomic-'));
@@ -101,3 +101,37 @@ test('removeStaleTempFiles removes the temp files of dead writers only', () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the directories a write creates are made durable in their parents, outermost first', () => {
+  assert.deepEqual(parentsOfCreated(undefined, '/var/lib/x/outbox'), []);
+  assert.deepEqual(parentsOfCreated('/var/lib/x/outbox', '/var/lib/x/outbox'), ['/var/lib/x']);
+  assert.deepEqual(parentsOfCreated('/var/lib/x', '/var/lib/x/a/outbox'), ['/var/lib', '/var/lib/x', '/var/lib/x/a']);
+});
+
+// What a power loss keeps is what was fsynced: strace shows which directories were (the test needs strace).
+const strace = spawnSync('strace', ['-V']).status === 0;
+for (const variant of ['writeFileAtomic', 'writeFileAtomicSync']) {
+  test(
+    `${variant} fsyncs the file, its directory, and the parent of every directory it created`,
+    { skip: !strace && 'no strace here' },
+    (t) => {
+      const root = tempDir(t);
+      const target = join(root, 'a', 'b', 'outbox', 'entry.json');
+      const script = `import(${JSON.stringify(new URL('./atomic-file.ts', import.meta.url).href)}).then((m) => m.${variant}(process.argv[1], 'x'))`;
+      const traced = spawnSync(
+        'strace',
+        ['-f', '-qq', '-e', 'trace=fsync,fdatasync', '-y', process.execPath, '--import', 'tsx', '-e', script, target],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      assert.equal(traced.status, 0, traced.stderr);
+      assert.equal(readFileSync(target, 'utf8'), 'x');
+      const synced = [...traced.stderr.matchAll(/fsync\(\d+<([^>]+)>\)/g)].map((match) => match[1]!);
+      const expected = [join(root, 'a', 'b', 'outbox'), root, join(root, 'a'), join(root, 'a', 'b')];
+      for (const dir of expected) assert.ok(synced.includes(dir), `${dir} was not fsynced: ${synced.join(', ')}`);
+      assert.ok(
+        synced.some((path) => path.startsWith(join(root, 'a', 'b', 'outbox', '.entry.json.'))),
+        'the temp file is fsynced',
+      );
+    },
+  );
+}

@@ -56,14 +56,53 @@ function isDirSyncUnsupported(error: unknown): boolean {
 }
 
 /**
+ * The directories whose entries a `mkdir -p` of `dir` added, when it created `firstCreated` (what
+ * mkdir's recursive form returns): the parent of each new directory, outermost first. Until these are
+ * fsynced, a power loss can take the new directories, and the file written into them, away.
+ */
+export function parentsOfCreated(firstCreated: string | undefined, dir: string): string[] {
+  if (firstCreated === undefined) return [];
+  const parents: string[] = [];
+  for (let created = dir; ; created = dirname(created)) {
+    parents.unshift(dirname(created));
+    if (created === firstCreated || dirname(created) === created) break;
+  }
+  return parents;
+}
+
+/** fsyncs a directory, where the filesystem can. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync().catch((error: unknown) => {
+      if (!isDirSyncUnsupported(error)) throw error;
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The synchronous twin of syncDir. */
+function syncDirSync(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } catch (error) {
+    if (!isDirSyncUnsupported(error)) throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Replaces `path` with `data` so that a reader sees either the old or the new content, never a part:
  * writes a temp file in the same directory, fsyncs it, renames it over `path`, then fsyncs the directory.
- * Creates the parent directory (0o700) when missing.
+ * Creates the parent directory (0o700) when missing, and then fsyncs the parent of each directory it made.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const mode = options.mode ?? DEFAULT_FILE_MODE;
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true, mode: CREATED_DIR_MODE });
+  const created = await mkdir(dir, { recursive: true, mode: CREATED_DIR_MODE });
   const tempPath = tempPathFor(path);
   const file = await open(tempPath, 'wx', mode);
   try {
@@ -79,21 +118,15 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     await unlink(tempPath).catch(() => undefined);
     throw error;
   }
-  const dirHandle = await open(dir, 'r');
-  try {
-    await dirHandle.sync().catch((error: unknown) => {
-      if (!isDirSyncUnsupported(error)) throw error;
-    });
-  } finally {
-    await dirHandle.close();
-  }
+  await syncDir(dir);
+  for (const parent of parentsOfCreated(created, dir)) await syncDir(parent);
 }
 
 /** The synchronous twin of writeFileAtomic, for exit paths and code that cannot await. */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const mode = options.mode ?? DEFAULT_FILE_MODE;
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: CREATED_DIR_MODE });
+  const created = mkdirSync(dir, { recursive: true, mode: CREATED_DIR_MODE });
   const tempPath = tempPathFor(path);
   const fd = openSync(tempPath, 'wx', mode);
   try {
@@ -115,12 +148,6 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
     }
     throw error;
   }
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } catch (error) {
-    if (!isDirSyncUnsupported(error)) throw error;
-  } finally {
-    closeSync(dirFd);
-  }
+  syncDirSync(dir);
+  for (const parent of parentsOfCreated(created, dir)) syncDirSync(parent);
 }
