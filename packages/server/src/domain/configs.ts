@@ -66,13 +66,24 @@ export function configFromRow(row: ConfigRow): SoftwareConfig {
   };
 }
 
+/** The characters a cached config holds: its stored text (the parsed config is about as large). */
+function cachedCharsOf(row: ConfigRow): number {
+  return (row.config?.length ?? 0) + row.inputs.length + row.outputs.length + row.options.length;
+}
+
 /** Software configs: immutable once created; cached in memory by id. */
 export class ConfigService {
-  private readonly cache = new Map<string, SoftwareConfig & { projectId: string }>();
+  private readonly cache = new Map<string, SoftwareConfig & { projectId: string; chars: number }>();
+  /** Characters of the configs in `cache`. */
+  private cachedChars = 0;
   /** Counts deletions seen; a read that overlapped one does not cache what it read (it may be the deleted row). */
   private deletions = 0;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Characters of cached configs kept at most (default 256 Mi): configs of up to 4 MiB each must not fill the heap. */
+    private readonly maxCachedChars = 256 * 1024 * 1024,
+  ) {}
 
   /** Creates a config; returns it as stored. */
   async create(projectId: string, body: SoftwareConfigCreate): Promise<SoftwareConfig> {
@@ -118,7 +129,7 @@ export class ConfigService {
     const cached = this.cache.get(id);
     if (cached) {
       if (cached.projectId !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
-      const { projectId: _owner, ...config } = cached;
+      const { projectId: _owner, chars: _chars, ...config } = cached;
       return config;
     }
     const deletions = this.deletions;
@@ -127,8 +138,15 @@ export class ConfigService {
     const config = configFromRow(row);
     // A delete (here or through another replica) seen while the row was read must not be undone by caching it.
     if (deletions !== this.deletions) return config;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(id, { ...config, projectId });
+    const chars = cachedCharsOf(row);
+    if (this.cache.size > 10_000) this.clearCache();
+    // Oldest first, until the new one fits (a config larger than the whole budget is cached alone).
+    for (const oldest of this.cache.keys()) {
+      if (this.cachedChars + chars <= this.maxCachedChars) break;
+      this.forget(oldest);
+    }
+    this.cache.set(id, { ...config, projectId, chars });
+    this.cachedChars += chars;
     return config;
   }
 
@@ -191,14 +209,30 @@ export class ConfigService {
       publish(topics.config(id));
     });
     this.deletions++;
+    this.forget(id);
+  }
+
+  /** Characters of the cached configs. */
+  get cachedCharacters(): number {
+    return this.cachedChars;
+  }
+
+  private forget(id: string): void {
+    const entry = this.cache.get(id);
+    if (entry) this.cachedChars -= entry.chars;
     this.cache.delete(id);
+  }
+
+  private clearCache(): void {
+    this.cache.clear();
+    this.cachedChars = 0;
   }
 
   /** Drops a config another replica deleted; after a possibly missed change (ANY_TOPIC), all of them. */
   onFeedTopic(topic: string): void {
     if (topic !== ANY_TOPIC && !topic.startsWith(CONFIG_TOPIC)) return;
     this.deletions++;
-    if (topic === ANY_TOPIC) this.cache.clear();
-    else this.cache.delete(topic.slice(CONFIG_TOPIC.length));
+    if (topic === ANY_TOPIC) this.clearCache();
+    else this.forget(topic.slice(CONFIG_TOPIC.length));
   }
 }

@@ -17,6 +17,7 @@ import { deadlineAfter, deploymentETag, deploymentEvent, deploymentFromRow } fro
 import { resourceTimeline } from './events.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
+import { assertDocumentFits } from './metadata.ts';
 
 /** Transports whose agent signals with a credential of this deployment alone. */
 const CREDENTIAL_TRANSPORTS = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL']);
@@ -96,6 +97,7 @@ export class DeploymentService {
         resource_name: resourceName,
         access_key_id: accessKeyId,
       };
+      await assertDocumentFits(trx, projectId, values);
       await trx.insertInto('software_deployments').values(values).execute();
       if (accessKeyId !== null) {
         await trx
@@ -216,6 +218,8 @@ export class DeploymentService {
       } else if (next.status !== 'IN_PROGRESS') {
         next.deadline_at = null;
       }
+      // Only a new action changes what the document holds of this deployment (its config, its inputs).
+      if (newAction) await assertDocumentFits(trx, projectId, next);
       await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
       // Only the keys applied: a skipped empty value is not reported as a change.
       const changed = Object.keys(body).filter((k) => {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { DerivedConfig, MetadataDocument } from '@hearth/protocol';
+import { sql, type Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
 import { ANY_TOPIC, topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { deriveConfig, sortDerived, type SignalEndpoint } from './derive.ts';
-import type { DeploymentRow } from '../store/schema.ts';
+import type { Database, DeploymentRow } from '../store/schema.ts';
+import { HearthError } from './errors.ts';
 
 /** A server's metadata document, serialised once, with its validators. */
 export interface MetadataSnapshot {
@@ -23,6 +25,74 @@ export type SignalEndpointFor = (deployment: DeploymentRow) => SignalEndpoint | 
 
 interface CacheEntry {
   snapshot: MetadataSnapshot;
+}
+
+/**
+ * The largest metadata document a server may have, in bytes: the hearth collector's limit (agent-kit
+ * refuses a larger response body), so that no write leaves an agent unable to read its document.
+ */
+export const MAX_METADATA_DOCUMENT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a deployment's derived config takes besides its config's and its own stored text: the JSON
+ * keys, ids and times, and the `deploy_*` inputs (their descriptions and signal URLs).
+ */
+const DERIVED_OVERHEAD_BYTES = 4096;
+
+/** The stored fields of a deployment that its derived config shows. */
+type DocumentPart = Pick<DeploymentRow, 'id' | 'server_id' | 'config_id' | 'input_values' | 'name' | 'stack_name' | 'resource_name'>;
+
+// An upper estimate of a deployment's derived config, in bytes, from stored lengths alone (no config
+// text is read): its config's text, options and outputs, twice its declared inputs (a default is
+// shown again as the value) and its input values (an undeclared one is wrapped in an input), names
+// as if every character were escaped (`\u0001`), and the fixed overhead. The config's part:
+const CONFIG_BYTES = sql<number>`coalesce(octet_length(c.config), 0) + octet_length(c.options) + octet_length(c.outputs)
+  + 2 * octet_length(c.inputs) + 6 * (coalesce(octet_length(c.name), 0) + octet_length(c.group_name))`;
+// The deployment's part, in SQL for stored rows and in code for the row being written.
+const DEPLOYMENT_BYTES = sql<number>`2 * octet_length(d.input_values) + 6 * (coalesce(octet_length(d.name), 0)
+  + coalesce(octet_length(d.stack_name), 0) + coalesce(octet_length(d.resource_name), 0) + octet_length(d.server_id))`;
+function deploymentBytes(row: DocumentPart): number {
+  const bytes = (text: string | null) => (text === null ? 0 : Buffer.byteLength(text));
+  return 2 * bytes(row.input_values) + 6 * (bytes(row.name) + bytes(row.stack_name) + bytes(row.resource_name) + bytes(row.server_id));
+}
+
+/** An upper estimate of a server's metadata document, in bytes (see above), leaving out the deployment `except`. */
+export async function estimateDocumentBytes(
+  trx: Transaction<Database>,
+  projectId: string,
+  serverId: string,
+  except?: string,
+): Promise<number> {
+  let query = trx
+    .selectFrom('software_deployments as d')
+    .innerJoin('software_configs as c', 'c.id', 'd.config_id')
+    .select(sql<number>`coalesce(sum(${CONFIG_BYTES} + ${DEPLOYMENT_BYTES} + ${DERIVED_OVERHEAD_BYTES}), 0)`.as('bytes'))
+    .where('d.project_id', '=', projectId)
+    .where('d.server_id', '=', serverId);
+  if (except !== undefined) query = query.where('d.id', '!=', except);
+  return Number((await query.executeTakeFirstOrThrow()).bytes);
+}
+
+/**
+ * Refuses a deployment about to be written (inside its transaction, before it writes) that would
+ * make its server's metadata document larger than the agent reads: the agent would refuse the
+ * whole document, every deployment on that server with it, while the server kept serving it.
+ */
+export async function assertDocumentFits(trx: Transaction<Database>, projectId: string, row: DocumentPart): Promise<void> {
+  const config = await trx
+    .selectFrom('software_configs as c')
+    .select(CONFIG_BYTES.as('bytes'))
+    .where('c.id', '=', row.config_id)
+    .executeTakeFirstOrThrow();
+  const others = await estimateDocumentBytes(trx, projectId, row.server_id, row.id);
+  const bytes = others + Number(config.bytes) + deploymentBytes(row) + DERIVED_OVERHEAD_BYTES;
+  if (bytes <= MAX_METADATA_DOCUMENT_BYTES) return;
+  const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+  throw new HearthError('ERR_DEPLOYMENT_INVALID', {
+    reason:
+      `server ${row.server_id}'s metadata document would be about ${mib(bytes)}, over the ${mib(MAX_METADATA_DOCUMENT_BYTES)} its agent reads; ` +
+      'deploy smaller configs or input values to it (ship large files by URL), or delete some of its deployments',
+  });
 }
 
 /** The server id of a `server:<id>` topic. */
@@ -58,6 +128,8 @@ export class MetadataService {
   private readonly generation = new Map<string, number>();
   private readonly issued = new Map<string, Issued>();
   private epoch = 0;
+  /** Characters of the documents in `cache`. */
+  private cachedChars = 0;
 
   constructor(
     private readonly store: Store,
@@ -66,6 +138,8 @@ export class MetadataService {
     private readonly signalEndpoint: SignalEndpointFor,
     private readonly collectorSettings: (serverId: string) => Promise<Record<string, unknown>>,
     private readonly maxEntries = 50_000,
+    /** Characters of cached documents kept at most (default 512 Mi): a few servers with documents of tens of MB must not fill the heap. */
+    private readonly maxCachedChars = 512 * 1024 * 1024,
   ) {
     // For the life of the app: the feed drops its listeners when the app closes.
     feed.subscribeAll((topic) => {
@@ -112,8 +186,11 @@ export class MetadataService {
     this.issued.set(serverId, { etag, lastModifiedMs });
     const snapshot: MetadataSnapshot = { body, etag, lastModified: new Date(lastModifiedMs).toUTCString(), unfetched };
     if ((this.generation.get(serverId) ?? 0) === generation && this.epoch === epoch && !this.cache.has(serverId)) {
-      if (this.cache.size >= this.maxEntries) this.evictOne();
+      while (this.cache.size > 0 && (this.cache.size >= this.maxEntries || this.cachedChars + body.length > this.maxCachedChars)) {
+        this.evictOne();
+      }
       this.cache.set(serverId, { snapshot });
+      this.cachedChars += body.length;
     }
     return snapshot;
   }
@@ -141,6 +218,8 @@ export class MetadataService {
   /** Drops a server's cached document, and keeps a build in flight from caching what it read. */
   invalidate(serverId: string): void {
     this.generation.set(serverId, (this.generation.get(serverId) ?? 0) + 1);
+    const entry = this.cache.get(serverId);
+    if (entry) this.cachedChars -= entry.snapshot.body.length;
     this.cache.delete(serverId);
   }
 
@@ -148,11 +227,17 @@ export class MetadataService {
   invalidateAll(): void {
     this.epoch++;
     this.cache.clear();
+    this.cachedChars = 0;
   }
 
   private evictOne(): void {
     const oldest = this.cache.keys().next().value;
     if (oldest !== undefined) this.invalidate(oldest);
+  }
+
+  /** Characters of the cached documents. */
+  get cachedCharacters(): number {
+    return this.cachedChars;
   }
 
   /** Cached documents, for /metrics. */
