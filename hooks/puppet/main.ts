@@ -29,7 +29,8 @@ in <working>:
   CMD apply --color false --detailed-exitcodes --logdest console [--modulepath M] [--tags T]
       [--debug --logdest /var/log/puppet/heat-debug.log] [--verbose --logdest /var/log/puppet/heat-verbose.log] <id>.pp
 with facts as env vars: FACTER_fqdn (hostname -f), FACTER_<input> for every input (strings as they are,
-other values as JSON), FACTER_heat_outputs_path=<outputs>/<id>, and FACTER_deploy_config_name with hiera.
+other values as JSON; an input no env var can hold fails the deployment unrun), FACTER_heat_outputs_path=<outputs>/<id>,
+and FACTER_deploy_config_name with hiera.
 stdout/stderr are also kept in <logdir>/<creation_time, ':' and 'T' as '-'>-<id>-stdout.log / -stderr.log.
 Declared outputs are read from <outputs>/<id>.<name>.
 Prints {deploy_stdout, deploy_stderr, deploy_status_code (0 when puppet exits 0 or 2, else its code), <outputs>...}.
@@ -125,7 +126,9 @@ async function runPuppet(context: HookContext): Promise<HookResult> {
   if (fqdn !== undefined) facts.FACTER_fqdn = fqdn;
   if (useFacter) {
     const inputs = inputEnv(deployment, { includeCredentials: exposeCredentials });
-    for (const reason of inputs.skipped) log.warn(`${reason}: not passed as a fact`);
+    // As in the script hook: puppet applied without one of its facts could do harm, and Heat's hook failed too.
+    if (inputs.skipped.length > 0)
+      return failedResult(`puppet hook: puppet was not run: ${inputs.skipped.join('; ')}; no fact can hold that: change the input`);
     for (const [name, value] of Object.entries(inputs.env)) facts[`FACTER_${name}`] = value;
   }
   if (useHiera) {

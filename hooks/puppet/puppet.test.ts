@@ -231,3 +231,19 @@ test('the hiera data file is what the original json.dumps writes: 1.0 stays a fl
   assert.equal(expected.status, 0, expected.stderr);
   assert.equal(readFileSync(join(s.root, 'etc/puppet/hieradata/heat_config_n.json'), 'utf8'), expected.stdout);
 });
+
+test('an input no fact can hold (NUL in its value) fails the deployment without running puppet, naming it', async () => {
+  const s = setup({ exitCode: 0 });
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({ group: 'puppet', config: MANIFEST, inputs: [...INPUTS, { name: 'x', type: 'String', value: 'a\u0000b' }] }),
+    { env: s.env },
+  );
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.deepEqual(s.puppet.calls(), [], 'puppet never ran without the fact');
+  assert.equal(run.result?.deploy_status_code, 1);
+  assert.equal(
+    run.result?.deploy_stderr,
+    'puppet hook: puppet was not run: input "x": value contains a NUL byte; no fact can hold that: change the input\n',
+  );
+});

@@ -303,3 +303,29 @@ test('a SIGTERM to the hook alone is passed on to its script after a grace, and 
   assert.equal(await waitForFile(trapped), 'done\n');
   assert.match(run.stderr, /passing the signal on/);
 });
+
+test('an input no env var can hold (NUL in its value, = in its name) fails the deployment unrun, naming it', async () => {
+  const dirs = root();
+  const marker = join(dirs.root, 'ran');
+  const run = await runHookExecutable(
+    HOOK,
+    sampleDeployment({
+      config: `#!/bin/sh\necho "x=\${x-unset}"\ntouch "${marker}"\n`,
+      inputs: [
+        { name: 'ok', type: 'String', value: 'fine' },
+        { name: 'x', type: 'String', value: 'a\u0000b' },
+        { name: 'a=b', type: 'String', value: 'v' },
+      ],
+    }),
+    { env: { HEARTH_ROOT: dirs.root } },
+  );
+  assert.equal(run.exitCode, 0, run.stderr);
+  assert.equal(existsSync(marker), false, 'the script never ran without its input');
+  assert.deepEqual(run.result, {
+    deploy_stdout: '',
+    deploy_stderr:
+      'script hook: the script was not run: input "x": value contains a NUL byte; input "a=b": name cannot be an env var; ' +
+      'no environment variable can hold that: change the input\n',
+    deploy_status_code: 1,
+  });
+});

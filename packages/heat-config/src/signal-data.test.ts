@@ -84,3 +84,64 @@ test('a stdout cut to its end is never a success: the exit code when non-zero, e
   });
   assert.equal(signalDataFor(result({ ...cut, exitCode: 5 })).deploy_status_code, 5);
 });
+
+test('a value hearth-server would refuse is sent as its JSON text, and deploy_stderr says so', () => {
+  const deep = `${'['.repeat(150)}${']'.repeat(150)}`;
+  const signal = signalDataFor(
+    result({
+      stdout: `{"deploy_status_code": 1e400, "deploy_stderr": "log\\n", "deep": {"a": ${deep}}, "n": [1e400], "ok": [[1]], "constructor": {"prototype": 1}}`,
+    }),
+  );
+  assert.equal(signal.deploy_status_code, 'Infinity', 'a status past JSON range still fails the deployment');
+  assert.equal(signal.deep, `{"a":${deep}}`);
+  assert.equal(signal.n, '["Infinity"]');
+  assert.deepEqual(signal.ok, [[1]]);
+  assert.equal(signal.constructor, '{"prototype":1}');
+  assert.equal(
+    signal.deploy_stderr,
+    'log\n' +
+      '[heat-config: deploy_status_code was sent as JSON text: it is or holds a number too large for JSON]\n' +
+      '[heat-config: deep was sent as JSON text: it is nested deeper than 100 levels]\n' +
+      '[heat-config: n was sent as JSON text: it is or holds a number too large for JSON]\n' +
+      '[heat-config: constructor was sent as JSON text: it holds a key named constructor with a prototype key]\n',
+  );
+  // What the server takes: nothing deeper than 100 levels, every number finite.
+  assert.doesNotThrow(() => JSON.stringify(signal));
+  assert.equal(JSON.stringify(signal).includes('null'), false);
+});
+
+test('a __proto__ key is left out; a result nested too deep to write as JSON is still a signal that can be saved', () => {
+  const proto = signalDataFor(result({ stdout: '{"__proto__": {"x": 1}, "deploy_stdout": "p", "v": {"__proto__": 2}}' }));
+  assert.deepEqual(Object.keys(proto), ['deploy_stdout', 'v', 'deploy_stderr']);
+  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+  assert.equal(proto.v, '{"__proto__":2}');
+  assert.match(
+    proto.deploy_stderr as string,
+    /^\[heat-config: __proto__ was left out of the signal: hearth-server refuses that key\]\n\[heat-config: v was sent as JSON text: it holds a key named __proto__\]\n$/,
+  );
+
+  const depth = 200_000;
+  const signal = signalDataFor(result({ stdout: `{"deploy_status_code": 0, "o": ${'['.repeat(depth)}${']'.repeat(depth)}}` }));
+  assert.equal(signal.deploy_status_code, 0);
+  assert.equal(signal.o, '[heat-config: the value is nested too deep to write as JSON]');
+  assert.match(signal.deploy_stderr as string, /o was sent as JSON text: it is nested deeper than 100 levels/);
+  assert.doesNotThrow(() => JSON.stringify(signal));
+});
+
+test('a deploy_stdout or deploy_stderr that is not text is sent as its JSON text', () => {
+  assert.deepEqual(signalDataFor(result({ stdout: '{"deploy_stdout": ["a", 1], "deploy_stderr": 5, "deploy_status_code": 0}' })), {
+    deploy_stdout: '["a",1]',
+    deploy_stderr:
+      '5\n[heat-config: deploy_stdout was sent as JSON text: it is not text]\n[heat-config: deploy_stderr was sent as JSON text: it is not text]\n',
+    deploy_status_code: 0,
+  });
+  assert.deepEqual(signalDataFor(result({ stdout: '{"deploy_stdout": null, "deploy_stderr": "e"}' })), {
+    deploy_stdout: null,
+    deploy_stderr: 'e',
+  });
+});
+
+test('a result hearth-server takes as it is comes through unchanged', () => {
+  const stdout = '{"deploy_status_code": 0, "a": {"b": [1, "é", null, {"c": true}]}, "s": "\\u0000\\r\\n", "big": 1e300}';
+  assert.deepEqual(signalDataFor(result({ stdout })), JSON.parse(stdout));
+});

@@ -72,3 +72,27 @@ test('a NUL in what an agent sends never costs its signal: stored the same on ev
     await done();
   }
 });
+
+test('a NUL in a string deploy_status_code never costs its signal: it fails the deployment, and the event shows it as \\u0000', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const id = await createDeployment(app, await createConfig(app), server.id);
+    const payload = { deploy_status_code: '1\u0000', deploy_stdout: 'out' };
+    const signal = await app.inject({ method: 'POST', url: `/v1/guest/deployments/${id}/signal`, headers: server.auth, payload });
+    assert.equal(signal.statusCode, 200, signal.body);
+    assert.equal(signal.json().status, 'FAILED');
+    assert.equal(signal.json().status_reason, 'deploy_status_code : Deployment exited with non-zero status code: 1\\u0000');
+    const deployment = (await app.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN })).json().software_deployment;
+    assert.equal(deployment.status, 'FAILED');
+    assert.equal(deployment.output_values.deploy_status_code, '1\u0000', 'the value itself is kept exactly');
+    const events = await app.inject({ url: `/v1/default/events?resource_id=${id}`, headers: ADMIN });
+    const failed = events
+      .json<{ events: Array<{ type: string; message: string; data: Record<string, unknown> }> }>()
+      .events.find((e) => e.type === 'deployment.failed');
+    assert.ok(failed?.message.startsWith('Signal received from the agent (status code 1\\u0000): deployment'), failed?.message);
+    assert.equal(failed?.data.deploy_status_code, '1\u0000');
+  } finally {
+    await done();
+  }
+});

@@ -140,7 +140,8 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
   });
   // One event says both what arrived and what it did (two rows cost the writer an INSERT each).
   const code = body.deploy_status_code ?? null;
-  const received = `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${String(code)})`}`;
+  // The code may be any short string, a NUL included: the message is a text column (see storableText).
+  const received = `Signal received from ${principal.kind === 'agent' ? 'the agent' : 'the signal URL'}${code === null ? '' : ` (status code ${storableText(String(code))})`}`;
   ctx.event(
     deploymentEvent(
       row,
