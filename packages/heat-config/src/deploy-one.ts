@@ -2,6 +2,7 @@
 // (or resend a result that was never handed over), hand the result to heat-config-notify, and only then
 // write the deployed marker.
 import type { Logger } from '@hearth/agent-kit';
+import { stopProcessTree } from '@hearth/agent-kit/process-tree';
 import { chooseComponent } from './component.ts';
 import { GROUPS_WITHOUT_HOOK, findHook } from './hook-path.ts';
 import { convertInputs } from './inputs.ts';
@@ -65,6 +66,18 @@ function prepare(raw: unknown, log: Logger): Deployment | undefined {
   return { ...deployment, config: choice.config, group: choice.group };
 }
 
+/**
+ * Stops the hook a heat-config that died left running (killed on its own, or crashed: the hook leads its own
+ * process group, so it outlives heat-config), with everything it started: run again beside it, the same hook
+ * would run twice at once.
+ */
+async function stopLeftoverHook(markers: DeploymentMarkers, id: string, options: DeployOneOptions, log: Logger): Promise<void> {
+  const pid = markers.liveHook();
+  if (pid === undefined) return;
+  log.warn(`The hook of ${id} left by a heat-config that died is still running (pid ${pid}); stopping it and what it started`);
+  await stopProcessTree(pid, { graceMs: options.killGraceMs, group: true });
+}
+
 /** Runs the hook with heartbeats from its fd 3, and turns how it ended into a signal. */
 async function runHookToSignal(
   deployment: Deployment,
@@ -82,6 +95,13 @@ async function runHookToSignal(
     killGraceMs: options.killGraceMs,
     ...(options.outputGraceMs === undefined ? {} : { outputGraceMs: options.outputGraceMs }),
     onProgress: (line) => heartbeats.push(line),
+    onSpawn: (pid) => {
+      try {
+        markers.recordHook(pid);
+      } catch (error) {
+        log.warn('could not record the pid of the hook', { error: (error as Error).message });
+      }
+    },
   });
   await heartbeats.close();
   const signal = signalDataFor(result);
@@ -118,8 +138,16 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
   let signal: SignalData | undefined;
   if (state === 'result-pending') {
     signal = await markers.readResult();
-    if (signal === undefined) state = 'interrupted';
-    else dlog.warn(`The hook of ${deployment.id} had finished but its result was not handed over; sending it again`);
+    if (signal === undefined) {
+      dlog.warn(`The saved result of ${deployment.id} cannot be read (damaged by a crash); whether its hook ran cannot be known`, {
+        file: markers.notifyPath,
+      });
+      state = 'interrupted';
+    } else {
+      dlog.warn(`The hook of ${deployment.id} had finished but its result was not handed over; sending it again`);
+      if (await markers.repairRunning(deployment))
+        dlog.warn(`${markers.runningPath} was damaged (a crash); written again from the deployment before handing the result over`);
+    }
   }
   // A saved result is sent again without its hook, which may be gone by now (or not on this run's hook path).
   if (signal === undefined) {
@@ -129,6 +157,7 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
         dlog.error(`Skipping group ${deployment.group} with no hook script`, { hookDirs: options.hookDirs });
       return 'skipped';
     }
+    if (state === 'interrupted') await stopLeftoverHook(markers, deployment.id, options, dlog);
     if (state === 'interrupted' && options.interrupted === 'fail') {
       dlog.warn(`The hook of ${deployment.id} was interrupted; reporting it failed (interrupted policy: fail)`);
       signal = interruptedSignalData(hookPath);

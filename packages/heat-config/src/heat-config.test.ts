@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deployment, isRunning, logRecords, runBin, waitFor, world, type World } from './test-support.ts';
+import { BIN, deployment, isRunning, logRecords, runBin, waitFor, world, type World } from './test-support.ts';
 
 const ID = '11111111-2222-3333-4444-555555555555';
 
@@ -459,3 +459,126 @@ test(
     assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\n', 'the hook ran once');
   },
 );
+
+test('heat-config killed on its own leaves its hook running: the next run stops that hook before running it again', async (t) => {
+  const w = world(t);
+  // The hook leads its own process group, so it outlives a heat-config killed alone (OOM killer, kill -9, a crash).
+  w.hook('script', `echo "start $$" >> "${w.root}/runs"\n[ -e "${w.root}/fast" ] || sleep 30\necho "end $$" >> "${w.root}/runs"`);
+  w.deployments([deployment('n1', 'script')]);
+  const child = spawn(process.execPath, [BIN], { env: { ...process.env, ...w.env }, stdio: 'ignore' });
+  const runs = () => (existsSync(join(w.root, 'runs')) ? readFileSync(join(w.root, 'runs'), 'utf8') : '');
+  await waitFor(() => runs() !== '');
+  // heat-config records its hook right after the spawn; a load spike may let the hook write first.
+  await waitFor(() => existsSync(join(w.deployedDir, '.n1.hook')), 2000).catch(() => undefined);
+  const leftover = Number(/^start (\d+)/.exec(runs())![1]);
+  t.after(() => {
+    if (isRunning(leftover)) process.kill(-leftover, 'SIGKILL');
+  });
+  process.kill(child.pid!, 'SIGKILL');
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.ok(isRunning(leftover), 'the hook outlived heat-config');
+  writeFileSync(join(w.root, 'fast'), '');
+  const rerun = await runBin([], w.env);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.ok(!isRunning(leftover), 'the leftover hook was stopped');
+  const lines = runs().split('\n').filter(Boolean);
+  assert.equal(lines.length, 3, runs());
+  assert.equal(lines[0], `start ${leftover}`);
+  assert.match(lines[1]!, /^start \d+$/);
+  assert.equal(lines[2], lines[1]!.replace('start', 'end'), 'the second run began after the first one was stopped, and only it ended');
+  assert.ok(
+    logRecords(rerun.stderr).some((r) => String(r.msg).includes(`left by a heat-config that died is still running (pid ${leftover})`)),
+    rerun.stderr,
+  );
+  assert.deepEqual(markers(w), ['n1.json', 'n1.notify.json']);
+  assert.ok(!existsSync(join(w.deployedDir, '.n1.hook')));
+});
+
+test('a hook record naming a pid that is now another process (or damaged) stops nothing', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"`);
+  w.deployments([deployment('p1', 'script'), deployment('p2', 'script')]);
+  mkdirSync(w.deployedDir, { recursive: true });
+  const bystander = spawn('sleep', ['30'], { stdio: 'ignore' });
+  t.after(() => bystander.kill('SIGKILL'));
+  writeFileSync(join(w.deployedDir, 'p1.running'), '{}');
+  writeFileSync(join(w.deployedDir, '.p1.hook'), JSON.stringify({ pid: bystander.pid, startTime: '1' }));
+  writeFileSync(join(w.deployedDir, 'p2.running'), '{}');
+  writeFileSync(join(w.deployedDir, '.p2.hook'), '\0\0\0\0');
+  const rerun = await runBin([], w.env);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.ok(isRunning(bystander.pid!), 'the process now holding that pid is left alone');
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\nrun\n');
+});
+
+test(
+  'with the real heat-config-notify: a saved result whose running marker a crash damaged is still delivered, without running the hook',
+  { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
+  async (t) => {
+    const w = world(t);
+    const received: unknown[] = [];
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push(JSON.parse(body) as unknown);
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => server.close());
+    const { port } = server.address() as { port: number };
+    w.hook('script', `echo run >> "${w.root}/runs"`);
+    w.deployments([
+      deployment('q1', 'script', {
+        inputs: [
+          { name: 'deploy_signal_transport', type: 'String', value: 'HEARTH_SIGNAL' },
+          { name: 'deploy_signal_id', type: 'String', value: `http://127.0.0.1:${port}/v1/guest/deployments/q1/signal?token=t` },
+        ],
+      }),
+    ]);
+    // What a power loss can leave on a disk that dropped its cache: the result saved, the running marker zeroed.
+    mkdirSync(w.deployedDir, { recursive: true });
+    writeFileSync(join(w.deployedDir, 'q1.notify.json'), '{"deploy_status_code": 0, "result": "saved"}');
+    for (const damaged of ['\0'.repeat(512), '', '{"id": "q1", "inp']) {
+      rmSync(join(w.deployedDir, 'q1.json'), { force: true });
+      writeFileSync(join(w.deployedDir, 'q1.running'), damaged);
+      received.length = 0;
+      const run = await runBin(
+        [],
+        { ...w.env, HEAT_CONFIG_NOTIFY: REAL_NOTIFY, HEARTH_OUTBOX_DIR: join(w.root, 'outbox') },
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(received, [{ deploy_status_code: 0, result: 'saved' }], run.stderr);
+      assert.deepEqual(markers(w), ['q1.json', 'q1.notify.json']);
+      assert.ok(
+        logRecords(run.stderr).some((r) => String(r.msg).includes('q1.running was damaged')),
+        run.stderr,
+      );
+    }
+    assert.ok(!existsSync(join(w.root, 'runs')), 'the hook never ran');
+  },
+);
+
+test('a saved result a crash damaged: the log says whether the hook ran cannot be known, and the hook runs again', async (t) => {
+  const w = world(t);
+  w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0}'`);
+  w.deployments([deployment('r1', 'script')]);
+  mkdirSync(w.deployedDir, { recursive: true });
+  writeFileSync(join(w.deployedDir, 'r1.running'), '{}');
+  writeFileSync(join(w.deployedDir, 'r1.notify.json'), '\0'.repeat(64));
+  const rerun = await runBin([], w.env);
+  assert.equal(rerun.code, 0, rerun.stderr);
+  assert.equal(readFileSync(join(w.root, 'runs'), 'utf8'), 'run\n');
+  assert.ok(
+    logRecords(rerun.stderr).some(
+      (r) => String(r.msg).includes('saved result of r1 cannot be read') && String(r.msg).includes('cannot be known'),
+    ),
+    rerun.stderr,
+  );
+  assert.deepEqual(
+    w.notified().map((c) => c.signal),
+    [{ deploy_status_code: 0 }],
+  );
+});

@@ -3,7 +3,9 @@
 //   <id>.notify.json  the hook's result (the signal), written before heat-config-notify runs
 //   <id>.json         the deployment, written only after heat-config-notify has the result:
 //                     "done, never run again" (55-heat-config wrote it before the hook ran)
-import { chmodSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+//   .<id>.hook        pid and start time of the hook running now, so that the run after a heat-config
+//                     that died can stop the hook it left running before running it again
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@hearth/agent-kit';
@@ -24,6 +26,19 @@ export function pythonJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** The start time of a live process (field 22 of /proc/<pid>/stat, clock ticks after boot); undefined when gone or a zombie. */
+export function processStartTime(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // comm may hold spaces and parentheses: the fields start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[0] === 'Z' ? undefined : fields[19];
+}
+
 /** The marker files of one deployment in one deployed dir. */
 export class DeploymentMarkers {
   /** `<dir>/<id>.json`: written last. */
@@ -32,11 +47,14 @@ export class DeploymentMarkers {
   readonly runningPath: string;
   /** `<dir>/<id>.notify.json`: the result, kept for operators. */
   readonly notifyPath: string;
+  /** `<dir>/.<id>.hook`: the running hook's pid and start time. */
+  readonly hookPath: string;
 
   constructor(dir: string, id: string) {
     this.deployedPath = join(dir, `${id}.json`);
     this.runningPath = join(dir, `${id}.running`);
     this.notifyPath = join(dir, `${id}.notify.json`);
+    this.hookPath = join(dir, `.${id}.hook`);
   }
 
   /** Where the deployment stands, from which markers exist. */
@@ -49,7 +67,46 @@ export class DeploymentMarkers {
   /** Before the hook starts: drops a result left from an earlier run, then records the deployment as running. */
   async markRunning(deployment: unknown): Promise<void> {
     await rm(this.notifyPath, { force: true });
+    await rm(this.hookPath, { force: true });
     await writeFileAtomic(this.runningPath, pythonJson(deployment), { mode: 0o600 });
+  }
+
+  /**
+   * Records the hook's process (not fsynced: after a power loss no process is left to find). Nothing is
+   * recorded for a hook that has exited already.
+   */
+  recordHook(pid: number): void {
+    const startTime = processStartTime(pid);
+    if (startTime !== undefined) writeFileSync(this.hookPath, JSON.stringify({ pid, startTime }), { mode: 0o600 });
+  }
+
+  /**
+   * The pid of the hook recorded by recordHook while that very process still runs (a pid handed out again
+   * has another start time); undefined otherwise, also when the record is missing or damaged.
+   */
+  liveHook(): number | undefined {
+    try {
+      const { pid, startTime } = JSON.parse(readFileSync(this.hookPath, 'utf8')) as { pid?: unknown; startTime?: unknown };
+      if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof startTime !== 'string') return undefined;
+      return processStartTime(pid) === startTime ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Writes the running marker again when it holds no JSON object (damaged by a crash: a power loss on a disk
+   * that lost its cache), since heat-config-notify reads the deployment from it. Returns whether it did.
+   */
+  async repairRunning(deployment: unknown): Promise<boolean> {
+    try {
+      const parsed: unknown = JSON.parse(await readFile(this.runningPath, 'utf8'));
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return false;
+    } catch {
+      // Unreadable or not JSON: written again below.
+    }
+    await writeFileAtomic(this.runningPath, pythonJson(deployment), { mode: 0o600 });
+    return true;
   }
 
   /** The hook's result, durably, before heat-config-notify runs. */
@@ -76,6 +133,7 @@ export class DeploymentMarkers {
   /** Removes a running marker (left beside `<id>.json` by a crash between the two steps of markDeployed). */
   async clearRunning(): Promise<void> {
     await rm(this.runningPath, { force: true });
+    await rm(this.hookPath, { force: true });
   }
 }
 

@@ -42,6 +42,8 @@ export interface RunHookOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with each non-empty line the hook writes to fd 3. */
   onProgress?: (line: string) => void;
+  /** Called with the hook's pid once it is started (not when it could not be). */
+  onSpawn?: (pid: number) => void;
 }
 
 /** How a hook ended; the same fields whatever happened. */
@@ -84,6 +86,7 @@ export async function runHook(hookPath: string, options: RunHookOptions): Promis
   // A group leader of its own, so a timeout can stop everything it started.
   const child = spawn(hookPath, [], { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true, env });
   if (child.pid !== undefined) running.add(child.pid);
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   const stdout = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const stderr = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   const outputs = [collect(child.stdout, stdout), collect(child.stderr, stderr)];
