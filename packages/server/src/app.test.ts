@@ -446,6 +446,13 @@ test('ops: healthz, readyz, metrics, OpenAPI docs', async () => {
       metrics = await app.inject('/metrics');
     }
     assert.match(metrics.body, /hearth_write_queue_depth 0\n/);
+    // What the caches hold, by size: a config read and a document built show in them.
+    const server = await registerServer(app);
+    await createDeployment(app, await createConfig(app), server.id);
+    const document = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    metrics = await app.inject('/metrics');
+    assert.equal(Number(/^hearth_metadata_cache_characters (\d+)$/m.exec(metrics.body)?.[1]), document.body.length);
+    assert.ok(Number(/^hearth_config_cache_characters (\d+)$/m.exec(metrics.body)?.[1]) > 0, metrics.body);
     const docs = await app.inject('/docs/json');
     assert.ok(docs.json().paths['/v1/guest/metadata']);
   } finally {

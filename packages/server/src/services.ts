@@ -123,6 +123,11 @@ export async function createServices(options: ServicesOptions): Promise<Services
     hearth_write_queue_depth: { help: 'Writes waiting for a group commit', read: () => store.writeQueueDepth() },
     hearth_feed_listeners: { help: 'Long-polls, streams and caches listening for changes', read: () => feed.listenerCount() },
     hearth_metadata_cache_entries: { help: 'Metadata documents cached in memory', read: () => metadata.size },
+    hearth_metadata_cache_characters: {
+      help: 'Characters of the metadata documents cached in memory',
+      read: () => metadata.cachedCharacters,
+    },
+    hearth_config_cache_characters: { help: 'Characters of the software configs cached in memory', read: () => configs.cachedCharacters },
   });
   const eventsRetention = new EventsRetention(
     store,
