@@ -8,22 +8,15 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentLoop, bundleAgents } from '../helpers/agent-loop.ts';
-import { freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { freePort, removeServerData, spawnServer, type ServerProcess, operatorCall } from '../helpers/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let server: ServerProcess;
 let dataDir: string;
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return (text === '' ? undefined : JSON.parse(text)) as T;
+function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return operatorCall<T>(server, method, path, body);
 }
 
 /** The pids whose command line holds `needle` (the bundle dir is this process's own temp dir). */

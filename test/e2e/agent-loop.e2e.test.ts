@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { agentLoop, bundleAgents, type AgentLoop } from '../helpers/agent-loop.ts';
-import { childEnv, freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { childEnv, freePort, removeServerData, spawnServer, type ServerProcess, operatorCall } from '../helpers/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -17,15 +17,8 @@ let server: ServerProcess;
 let dataDir: string;
 let port: number;
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return (text === '' ? undefined : JSON.parse(text)) as T;
+function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return operatorCall<T>(server, method, path, body);
 }
 
 interface Deployment {

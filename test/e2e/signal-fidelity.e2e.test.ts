@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentLoop, bundleAgents, type AgentLoop } from '../helpers/agent-loop.ts';
-import { freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { freePort, removeServerData, spawnServer, type ServerProcess, operatorCall } from '../helpers/server.ts';
 
 let server: ServerProcess;
 let dataDir: string;
@@ -22,15 +22,8 @@ interface Deployment {
   output_values: Record<string, unknown> | null;
 }
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
+function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return operatorCall<T>(server, method, path, body);
 }
 
 /** Creates a config and its deployment on the test's server; resolves once it settled (or fails after 60 s). */

@@ -172,3 +172,20 @@ export function postJson(agent: Agent, url: string, headers: Record<string, stri
     req.end(data);
   });
 }
+
+/** An operator call to a spawned server with its admin token: the parsed JSON reply (undefined when empty); throws on a non-2xx. */
+export async function operatorCall<T>(
+  server: Pick<ServerProcess, 'url' | 'token'>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}
