@@ -9,6 +9,22 @@ import { BIN, deployment, isRunning, logRecords, runBin, waitFor, world, type Wo
 
 const ID = '11111111-2222-3333-4444-555555555555';
 
+/** A loopback HTTP server answering 200 `{}` to every request; `received` holds the JSON bodies, in order. */
+async function signalReceiver(t: { after(fn: () => void): void }): Promise<{ received: unknown[]; port: number }> {
+  const received: unknown[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      received.push(JSON.parse(body) as unknown);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return { received, port: (server.address() as { port: number }).port };
+}
+
 function markers(w: World): string[] {
   return readdirSync(w.deployedDir)
     .filter((name) => !name.startsWith('.'))
@@ -422,18 +438,7 @@ test(
   { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
   async (t) => {
     const w = world(t);
-    const received: unknown[] = [];
-    const server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push(JSON.parse(body) as unknown);
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t.after(() => server.close());
-    const { port } = server.address() as { port: number };
+    const { received, port } = await signalReceiver(t);
     w.hook('script', `echo run >> "${w.root}/runs"; echo '{"deploy_status_code": 0, "result": "done"}'`);
     w.deployments([
       deployment('m1', 'script', {
@@ -516,18 +521,7 @@ test(
   { skip: realNotifyReady ? false : 'packages/config-notify has no bin yet' },
   async (t) => {
     const w = world(t);
-    const received: unknown[] = [];
-    const server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push(JSON.parse(body) as unknown);
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t.after(() => server.close());
-    const { port } = server.address() as { port: number };
+    const { received, port } = await signalReceiver(t);
     w.hook('script', `echo run >> "${w.root}/runs"`);
     w.deployments([
       deployment('q1', 'script', {
