@@ -244,3 +244,12 @@ test('the bin: --help and exit codes (0, 1, 2, 255)', () => {
   assert.equal(bin('--wat').status, 2);
   assert.equal(bin('--boolean-key', 'n').status, 255);
 });
+
+test("--version prints the version of the os-apply-config it stands in for, marked as hearth's, as the original prints its own", () => {
+  const bin = new URL('./bin.ts', import.meta.url).pathname;
+  const ours = spawnSync(process.execPath, ['--import', 'tsx', bin, '--version'], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(ours.status, 0, ours.stderr);
+  assert.equal(ours.stdout, '12.0.0+hearth\n');
+  const debian = spawnSync('os-apply-config', ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  if (debian.status === 0) assert.match(debian.stdout, /^12\.0\.0\n$/, 'the Debian version hearth names');
+});

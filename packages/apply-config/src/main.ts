@@ -13,7 +13,8 @@ import { UnknownTypeError } from './value-types.ts';
 import { writeRenderedFile } from './write-file.ts';
 
 /** The version `--version` prints. */
-export const VERSION = '0.1.0';
+/** The version of Debian's os-apply-config this is a drop-in for, marked as hearth's (as collect-config's). */
+export const VERSION = '12.0.0+hearth';
 
 /** Where a run writes: stdout for printed values; the log stream; env for OS_CONFIG_FILES. */
 export interface ApplyConfigIo {
@@ -99,7 +100,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return 0;
   }
   if (options.version) {
-    process.stdout.write(`os-apply-config (hearth) ${VERSION}\n`);
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   const log = createLogger({ name: 'os-apply-config', format: options.logFormat, stream: logStream(env) });
