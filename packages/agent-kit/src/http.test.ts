@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpRequestError, closeHttpConnections, httpRequest } from './http.ts';
+import { HttpRequestError, MIN_BODY_BYTES_PER_SECOND, closeHttpConnections, httpRequest } from './http.ts';
 
 interface TestServer {
   url: string;
@@ -126,6 +126,76 @@ test('a body that stops arriving also times out', async (t) => {
     res.write('partial');
   });
   await assert.rejects(httpRequest({ url: server.url, timeoutMs: 200 }), { code: 'ERR_HTTP_TIMEOUT' });
+});
+
+/** Writes `chunks` chunks of `chunkBytes` bytes `everyMs` apart, then ends the body (or, with `stall`, stops sending and keeps the connection open). */
+function trickle(res: ServerResponse, options: { chunks: number; chunkBytes: number; everyMs: number; stall?: boolean }): void {
+  const declared = options.chunks * options.chunkBytes + (options.stall ? 1 : 0);
+  res.writeHead(200, { 'content-length': String(declared) });
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (sent === options.chunks) {
+      clearInterval(timer);
+      if (!options.stall) res.end();
+      return;
+    }
+    res.write(Buffer.alloc(options.chunkBytes, 'x'));
+    sent += 1;
+  }, options.everyMs);
+  res.on('close', () => clearInterval(timer));
+}
+
+test('a body that keeps arriving is not cut off by timeoutMs, however long it takes in all', async (t) => {
+  // 192 KiB over about 1.2 s (160 KiB/s), four times timeoutMs: a big document on a slow link.
+  const server = await serve(t, (_req, res) => trickle(res, { chunks: 12, chunkBytes: 16 * 1024, everyMs: 100 }));
+  const started = Date.now();
+  const response = await httpRequest({ url: server.url, timeoutMs: 300 });
+  assert.ok(Date.now() - started >= 1000, `took ${Date.now() - started} ms`);
+  assert.equal(response.body.length, 12 * 16 * 1024);
+});
+
+test('a body that stalls half-way times out timeoutMs after its last byte, saying so', async (t) => {
+  const server = await serve(t, (_req, res) => trickle(res, { chunks: 6, chunkBytes: 1024, everyMs: 100, stall: true }));
+  const started = Date.now();
+  await assert.rejects(httpRequest({ url: server.url, timeoutMs: 300 }), (error: unknown) => {
+    assert.ok(error instanceof HttpRequestError);
+    assert.equal(error.code, 'ERR_HTTP_TIMEOUT');
+    assert.match(error.message, /the body stalled: no data for 300 ms after 6144 bytes/);
+    return true;
+  });
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 850 && elapsed < 2500, `took ${elapsed} ms`);
+});
+
+test('a body trickled below MIN_BODY_BYTES_PER_SECOND is cut off soon after timeoutMs, though bytes keep coming', async (t) => {
+  // 16 bytes every 50 ms (320 bytes/s): never idle for 300 ms, but hopelessly slow.
+  const server = await serve(t, (_req, res) => trickle(res, { chunks: 1000, chunkBytes: 16, everyMs: 50 }));
+  const started = Date.now();
+  await assert.rejects(httpRequest({ url: server.url, timeoutMs: 300 }), (error: unknown) => {
+    assert.ok(error instanceof HttpRequestError);
+    assert.equal(error.code, 'ERR_HTTP_TIMEOUT');
+    assert.match(error.message, new RegExp(`the body came too slowly: \\d+ bytes in \\d+ ms, below ${MIN_BODY_BYTES_PER_SECOND} bytes/s`));
+    return true;
+  });
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 290 && elapsed < 2000, `took ${elapsed} ms`);
+});
+
+test('holdMs extends only the wait for the response head: a held answer is fine, its stalled body is not', async (t) => {
+  const server = await serve(t, (req, res) => {
+    if (req.url === '/held') return void setTimeout(() => res.end('changed'), 600);
+    setTimeout(() => trickle(res, { chunks: 2, chunkBytes: 512, everyMs: 50, stall: true }), 400);
+  });
+  const held = await httpRequest({ url: `${server.url}/held`, timeoutMs: 300, holdMs: 1000 });
+  assert.equal(held.text(), 'changed');
+  const started = Date.now();
+  await assert.rejects(httpRequest({ url: `${server.url}/stalls`, timeoutMs: 300, holdMs: 5000 }), (error: unknown) => {
+    assert.ok(error instanceof HttpRequestError);
+    assert.match(error.message, /the body stalled: no data for 300 ms after 1024 bytes/);
+    return true;
+  });
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 700 && elapsed < 3000, `took ${elapsed} ms: the stall counts from the last byte, not from timeoutMs + holdMs`);
 });
 
 test('GET is retried on 503 until it succeeds', async (t) => {

@@ -14,8 +14,13 @@ export interface HttpRequestOptions {
   headers?: Record<string, string>;
   /** Request body. Default none. */
   body?: string | Buffer;
-  /** Limit for one attempt, from connect to the last body byte, in ms. Default 10000. */
+  /**
+   * Idle limit of one attempt, in ms: to connect and get the response head, then between two chunks of the body
+   * (a body that keeps arriving is not cut off, however big; see MIN_BODY_BYTES_PER_SECOND). Default 10000.
+   */
   timeoutMs?: number;
+  /** How long the server may hold the request before it answers (a long-poll's wait), in ms: added to the wait for the response head only. Default 0. */
+  holdMs?: number;
   /** Extra attempts after a network error, timeout or 502/503/504; only for idempotent methods (never POST/PATCH). Default 0. */
   retries?: number;
   /** Wait before the first retry, doubled for each later one (capped at 30 s); a longer Retry-After wins. Default 500. */
@@ -75,6 +80,12 @@ const RETRY_STATUSES = new Set([502, 503, 504]);
 const MAX_RETRY_DELAY_MS = 30_000;
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The overall cap of a body: past a grace of `timeoutMs` from the response head, it must arrive at this average
+ * rate, so that a server trickling a byte now and then cannot hold an agent for ever (64 MiB may take 2.3 h).
+ */
+export const MIN_BODY_BYTES_PER_SECOND = 8 * 1024;
+
 /** Keep-alive agents shared by every request of the process: pollers reuse one connection. */
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8, scheduling: 'lifo' });
 const httpsAgents = new Map<string, https.Agent>();
@@ -131,6 +142,7 @@ interface Attempt {
   headers: Record<string, string>;
   body: Buffer | undefined;
   timeoutMs: number;
+  holdMs: number;
   maxBodyBytes: number;
   agent: http.Agent;
   signal: AbortSignal | undefined;
@@ -141,6 +153,11 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     const transport = attempt.url.protocol === 'https:' ? https : http;
     let responseStarted = false;
     let settled = false;
+    const startedAt = Date.now();
+    let headAt = 0;
+    let lastDataAt = 0;
+    let received = 0;
+    let cancelTimer = (): void => undefined;
     const fail = (failure: AttemptFailure): void => {
       if (settled) return;
       settled = true;
@@ -148,11 +165,31 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
       reject(failure);
       request.destroy();
     };
+    /** The nearest deadline and what missing it means. */
+    const nextDeadline = (): { at: number; detail: string } => {
+      const { timeoutMs } = attempt;
+      if (!responseStarted) {
+        const limitMs = timeoutMs + attempt.holdMs;
+        return { at: startedAt + limitMs, detail: `no response within ${limitMs} ms` };
+      }
+      const idleAt = lastDataAt + timeoutMs;
+      const rateAt = headAt + timeoutMs + (received * 1000) / MIN_BODY_BYTES_PER_SECOND;
+      if (idleAt <= rateAt) return { at: idleAt, detail: `the body stalled: no data for ${timeoutMs} ms after ${received} bytes` };
+      const tookMs = Date.now() - headAt;
+      return {
+        at: rateAt,
+        detail: `the body came too slowly: ${received} bytes in ${tookMs} ms, below ${MIN_BODY_BYTES_PER_SECOND} bytes/s`,
+      };
+    };
+    // One timer at the nearest deadline; data only moves deadlines later, so it is not re-armed per chunk.
+    const watchDeadline = (): void => {
+      const deadline = nextDeadline();
+      const leftMs = deadline.at - Date.now();
+      if (leftMs <= 0) fail(new AttemptFailure('ERR_HTTP_TIMEOUT', deadline.detail));
+      else cancelTimer = setLongTimeout(watchDeadline, leftMs);
+    };
     const request = transport.request(attempt.url, { method: attempt.method, headers: attempt.headers, agent: attempt.agent });
-    const cancelTimer = setLongTimeout(
-      () => fail(new AttemptFailure('ERR_HTTP_TIMEOUT', `no complete response within ${attempt.timeoutMs} ms`)),
-      attempt.timeoutMs,
-    );
+    watchDeadline();
     const onAbort = (): void => fail(new AttemptFailure('ERR_HTTP_ABORTED', 'aborted'));
     const cleanup = (): void => {
       cancelTimer();
@@ -165,11 +202,15 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     });
     request.on('response', (response) => {
       responseStarted = true;
+      headAt = lastDataAt = Date.now();
+      // The head may come well before the held deadline: from now on the body's (shorter) deadlines apply.
+      cancelTimer();
+      watchDeadline();
       const chunks: Buffer[] = [];
-      let size = 0;
       response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > attempt.maxBodyBytes) {
+        lastDataAt = Date.now();
+        received += chunk.length;
+        if (received > attempt.maxBodyBytes) {
           fail(new AttemptFailure('ERR_HTTP_BODY_TOO_LARGE', `response body larger than ${attempt.maxBodyBytes} bytes`));
           return;
         }
@@ -234,6 +275,7 @@ export async function httpRequest(options: HttpRequestOptions): Promise<HttpResp
     headers,
     body,
     timeoutMs: options.timeoutMs ?? 10_000,
+    holdMs: options.holdMs ?? 0,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     agent: url.protocol === 'https:' ? httpsAgentFor(options.ca, options.insecure ?? false) : httpAgent,
     signal: options.signal,

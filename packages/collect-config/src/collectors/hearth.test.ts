@@ -377,3 +377,63 @@ test('hearth: a fleet refused together retries apart (jittered backoff), within 
     for (const { stop } of fleet) stop.abort();
   }
 });
+
+/** Sends `body` as a 200 with ETag in `parts` pieces `everyMs` apart; with `stall`, the last piece never comes and the connection stays open. */
+function trickleReply(response: ServerResponse, body: string, options: { parts: number; everyMs: number; stall?: boolean }): void {
+  response.writeHead(200, { etag: '"v1"', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+  const size = Math.ceil(body.length / options.parts);
+  let part = 0;
+  const timer = setInterval(() => {
+    if (options.stall && part === options.parts - 1) return void clearInterval(timer);
+    response.write(body.slice(part * size, (part + 1) * size));
+    part += 1;
+    if (part === options.parts) {
+      clearInterval(timer);
+      response.end();
+    }
+  }, options.everyMs);
+  response.on('close', () => clearInterval(timer));
+}
+
+test('hearth: a big document that takes longer than [hearth] timeout to arrive, but keeps arriving, is collected', async () => {
+  // ~256 KB over about 1.2 s with a 0.3 s timeout: a 60 MB document over a 50 Mbit/s link, scaled down.
+  const document = { deployments: [], filler: 'x'.repeat(256 * 1024) };
+  const server = await fakeServer((_request, response) => trickleReply(response, JSON.stringify(document), { parts: 12, everyMs: 100 }));
+  try {
+    const options = watchOptions(`${server.url}/v1/guest/metadata`, ['--hearth-timeout', '0.3']);
+    const outcome = await createHearthCollector().collect(contextFor(options));
+    assert.equal(outcome.kind, 'data', JSON.stringify(outcome).slice(0, 300));
+    assert.deepEqual(outcome.kind === 'data' ? outcome.outputs : undefined, [['hearth', document]]);
+  } finally {
+    await server.close();
+  }
+});
+
+test('hearth: a held request may take the wait, but a reply whose body stalls is given up within [hearth] timeout', async () => {
+  const document = JSON.stringify({ deployments: [], filler: 'x'.repeat(4096) });
+  let stalledAt = 0;
+  const server = await fakeServer((request, response) => {
+    if (request.headers['if-none-match'] === undefined) return void response.writeHead(200, { etag: '"v1"' }).end(document);
+    // The first held request is held past the timeout (as hearth-server holds it up to `wait`), then answered 304.
+    if (stalledAt === 0 && server.requests.length === 2)
+      return void setTimeout(() => response.writeHead(304, { etag: '"v1"' }).end(), 1200);
+    if (stalledAt === 0) stalledAt = Date.now();
+    trickleReply(response, document, { parts: 4, everyMs: 30, stall: true });
+  });
+  const stop = new AbortController();
+  const collector = createHearthCollector(() => 0);
+  try {
+    const options = watchOptions(`${server.url}/v1/guest/metadata`, ['--hearth-timeout', '0.3', '--hearth-wait', '30']);
+    const watching = collector.watch({ ...contextFor(options), signal: stop.signal }, () => undefined);
+    assert.ok(await eventually(() => collector.watchState().lastError !== undefined, 6000), 'the stalled reply was never given up');
+    const noticedMs = Date.now() - stalledAt;
+    assert.ok(stalledAt > 0 && noticedMs < 2500, `given up after ${noticedMs} ms, not within the 0.3 s timeout`);
+    assert.match(collector.watchState().lastError!, /the body stalled: no data for 300 ms/);
+    assert.match(server.requests[1]!.url, /\?wait=30$/);
+    stop.abort();
+    await watching;
+  } finally {
+    stop.abort();
+    await server.close();
+  }
+});

@@ -111,7 +111,9 @@ export function createHearthCollector(random: () => number = Math.random): Heart
       method: 'GET',
       url,
       headers,
-      timeoutMs: settings.timeoutMs + waitSeconds * 1000,
+      // The server may hold the request for the wait before it answers; a body that stalls is still caught within `timeout`.
+      timeoutMs: settings.timeoutMs,
+      holdMs: waitSeconds * 1000,
       signal: ctx.signal,
     });
     const retryAfter = retryAfterMs(response.headers['retry-after']);

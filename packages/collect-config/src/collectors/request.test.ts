@@ -151,3 +151,36 @@ test('request: a UTF-8 byte-order mark in an application/json body is refused, a
     await server.close();
   }
 });
+
+test('request: a big document (a Swift TempURL) that keeps arriving past [request] timeout is collected; one that stalls is not', async () => {
+  const document = JSON.stringify({ deployments: [], filler: 'x'.repeat(128 * 1024) });
+  const server = await fakeServer((request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(document.length) });
+    if (request.method === 'HEAD') return void response.end();
+    // Eight pieces 100 ms apart (about 0.8 s, past the 0.3 s timeout); for /stalls the last one never comes.
+    let part = 0;
+    const size = Math.ceil(document.length / 8);
+    const timer = setInterval(() => {
+      if (request.url === '/stalls' && part === 7) return void clearInterval(timer);
+      response.write(document.slice(part * size, (part + 1) * size));
+      if (++part === 8) {
+        clearInterval(timer);
+        response.end();
+      }
+    }, 100);
+    response.on('close', () => clearInterval(timer));
+  });
+  try {
+    const collect = (path: string) =>
+      createRequestCollector().collect(
+        contextFor(optionsFor(['--request-metadata-url', `${server.url}${path}`, '--request-timeout', '0.3'])),
+      );
+    const outcome = await collect('/meta');
+    assert.equal(outcome.kind, 'data', JSON.stringify(outcome).slice(0, 300));
+    const stalled = await collect('/stalls');
+    assert.equal(stalled.kind, 'unavailable');
+    assert.match((stalled as { reason: string }).reason, /the body stalled: no data for 300 ms/);
+  } finally {
+    await server.close();
+  }
+});
