@@ -75,7 +75,7 @@ without delivery: the server rejected it (4xx), the deployment cannot be signall
 missing inputs), or with --wait it was finally not delivered; --drain exits 1 when it dropped a
 rejected or expired signal. These mean "nothing sent: fix this machine, hand it over again":
 70 an internal error, 75 the outbox could not be written, 78 bad usage, a bad flag or
-HEARTH_NOTIFY_*/HEARTH_LOG_FORMAT value, or a deployment file that cannot be read; --drain
+HEARTH_NOTIFY_*/HEARTH_LOG_FORMAT value, or a deployment file that cannot be read or is not JSON; --drain
 exits 78 when outbox entries it cannot read are left (not sent: repair or remove them).
 `;
 }

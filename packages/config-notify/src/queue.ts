@@ -1,5 +1,6 @@
 // A deployment and its signal data -> an entry in the outbox, durably, before any attempt.
 import type { Logger } from '@hearth/agent-kit';
+import { sendableSignal } from '@hearth/agent-kit/signal-sendable';
 import { entryFields } from './attempt.ts';
 import { entryId, routeTarget, type Outbox, type OutboxEntry } from './outbox.ts';
 import { signalRoute, type DeploymentInfo } from './route.ts';
@@ -68,7 +69,19 @@ export async function queueSignal(
   const route = signalRoute(info);
   if (route === null) return null;
   const now = (options.now ?? Date.now)();
-  const accepted = acceptedStatusCode(data);
+  // What another dispatcher passes on as the hook printed it may hold values hearth-server refuses (heat-config's own
+  // results are sendable already): a refused body would lose the signal for good.
+  const sendable = sendableSignal(data, 'heat-config-notify');
+  if (sendable.changed.length > 0)
+    options.log.warn(
+      'signal values hearth-server would refuse were sent as JSON text (a __proto__ key left out); deploy_stderr says which',
+      {
+        deployment: info.id,
+        fields: sendable.changed.slice(0, CUTS_LOGGED_EACH),
+        count: sendable.changed.length,
+      },
+    );
+  const accepted = acceptedStatusCode(sendable.data);
   if (accepted.changed)
     options.log.warn('deploy_status_code is not an integer or a short string: sent cut to 64 characters, whole in deploy_stderr', {
       deployment: info.id,

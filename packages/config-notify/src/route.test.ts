@@ -93,15 +93,24 @@ test('ZAQAR_SIGNAL is a clear "not supported" error', () => {
   }
 });
 
-test('readDeployment: a file it cannot read is exit 78 (this machine), bad JSON and a non-object exit 1, naming the file', () => {
+test('readDeployment: a file it cannot read or that is not JSON is exit 78 (this machine), a non-object exit 1, naming the file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hcn-route-'));
   assert.throws(
     () => readDeployment(join(dir, 'nope.json')),
     (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_CONFIG && /cannot read the deployment file .*nope\.json/.test(e.message),
   );
   const refused = (pattern: RegExp) => (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_REFUSED && pattern.test(e.message);
-  writeFileSync(join(dir, 'bad.json'), '{');
-  assert.throws(() => readDeployment(join(dir, 'bad.json')), refused(/bad\.json is not JSON/));
+  const local = (pattern: RegExp) => (e: unknown) => e instanceof ExitError && e.exitCode === EXIT_CONFIG && pattern.test(e.message);
+  // Cut short, emptied or zeroed (a crash, a full disk): handed over again once rewritten, never dropped for good.
+  const damaged: Array<[string, string]> = [
+    ['bad.json', '{'],
+    ['empty.json', ''],
+    ['zeros.json', '\0'.repeat(64)],
+  ];
+  for (const [name, text] of damaged) {
+    writeFileSync(join(dir, name), text);
+    assert.throws(() => readDeployment(join(dir, name)), local(new RegExp(`${name.replace('.', '\\.')} is not JSON`)), name);
+  }
   writeFileSync(join(dir, 'list.json'), '[]');
   assert.throws(() => readDeployment(join(dir, 'list.json')), refused(/list\.json is not a JSON object/));
   writeFileSync(join(dir, 'ok.json'), JSON.stringify(deploymentWith({ a: 1 }, { creation_time: '2024-01-02T03:04:05Z' })));

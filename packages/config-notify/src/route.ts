@@ -35,8 +35,9 @@ export interface DeploymentInfo {
 }
 
 /**
- * Reads and checks a deployment file: one that cannot be read is ExitError(EXIT_CONFIG) (this machine's problem:
- * the original exited 1); one that is not a deployment is ExitError(EXIT_REFUSED) (it can never be signalled).
+ * Reads and checks a deployment file: one that cannot be read, or is not JSON, is ExitError(EXIT_CONFIG) (this
+ * machine's problem: the original exited 1); JSON that is not a deployment is ExitError(EXIT_REFUSED) (it can
+ * never be signalled).
  */
 export function readDeployment(path: string): DeploymentInfo {
   let text: string;
@@ -52,7 +53,12 @@ export function readDeployment(path: string): DeploymentInfo {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ExitError(EXIT_REFUSED, `the deployment file ${path} is not JSON: ${(error as Error).message}`);
+    // Cut or zeroed by a crash or a full disk: the dispatcher writes it again from the metadata, so the result is
+    // to be handed over again, not dropped as refused.
+    throw new ExitError(
+      EXIT_CONFIG,
+      `the deployment file ${path} is not JSON: ${(error as Error).message}; nothing was sent: write it again (heat-config does on its next run)`,
+    );
   }
   return deploymentInfo(parsed, path);
 }

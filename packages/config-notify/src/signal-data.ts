@@ -1,6 +1,7 @@
 // stdin -> the signal data object. Whatever the bytes, this never throws: invalid UTF-8 becomes
 // U+FFFD, lone UTF-16 surrogates (Python's surrogateescape, JSON-escaped) become U+FFFD, and
 // input that is not a JSON object becomes `{}` with a warning, as the original does.
+import { MAX_SIGNAL_DEPTH } from '@hearth/agent-kit/signal-sendable';
 
 /** The signal data and what was wrong with the input, for the log. */
 export interface SignalData {
@@ -15,16 +16,17 @@ export function wellFormed(value: string): string {
   return value.replace(LONE_SURROGATE, '\uFFFD');
 }
 
-/** A copy of a JSON value whose strings (keys too) are all well-formed. */
-function wellFormedDeep(value: unknown): unknown {
+/**
+ * A copy of a JSON value whose strings (keys too) are all well-formed. A `__proto__` key stays an own key, as
+ * JSON.parse made it (sendableSignal leaves it out, saying so). Past MAX_SIGNAL_DEPTH the value is kept as it
+ * is: it is sent as JSON text, which escapes lone surrogates, and a copy thousands of levels deep would
+ * overflow the stack.
+ */
+function wellFormedDeep(value: unknown, depth = 1): unknown {
   if (typeof value === 'string') return wellFormed(value);
-  if (Array.isArray(value)) return value.map(wellFormedDeep);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[wellFormed(key)] = wellFormedDeep(item);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object' || depth > MAX_SIGNAL_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => wellFormedDeep(item, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [wellFormed(key), wellFormedDeep(item, depth + 1)]));
 }
 
 /** Parses what a hook's dispatcher wrote on stdin into signal data. */

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_SIGNAL_BYTES } from '@hearth/protocol';
+import { outputCutMarker } from '../../../hooks/_lib/outputs.ts';
+import { keepEnd, MAX_OUTPUT_CHARS } from '../../../hooks/_lib/result.ts';
+import { OutputTail } from '../../heat-config/src/output-tail.ts';
 import { cutMarker, DEFAULT_MAX_BODY_BYTES, fitSignalBody } from './trim.ts';
 
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
@@ -141,4 +144,60 @@ test('a limit too small for anything but the status code sends the status code',
   const fitted = fitSignalBody({ deploy_stdout: 'x'.repeat(1000), deploy_status_code: 2 }, 40);
   assert.equal(fitted.body, '{"deploy_status_code":2}');
   assert.ok(fitted.cuts.every((cut) => cut.dropped));
+});
+
+/** The count and kept tail of a value cut by heat-config-notify that says how much was cut earlier. */
+function combined(value: string): { total: number; unit: string; earlier: number; kept: string } {
+  const match =
+    /^\[heat-config-notify: the first (\d+) (bytes|characters) were cut to fit the signal size limit \((\d+) of them earlier\)\]\n/.exec(
+      value,
+    );
+  assert.ok(match, value.slice(0, 200));
+  return { total: Number(match[1]), unit: match[2]!, earlier: Number(match[3]), kept: value.slice(match[0].length) };
+}
+
+test("a hook's marker (characters) is replaced by one marker counting both cuts, in characters", () => {
+  const original = `${'é'.repeat(3_000_000)}END`;
+  const fromHook = keepEnd(original, 'stdout', 0);
+  const cutByHook = original.length - MAX_OUTPUT_CHARS;
+  assert.ok(fromHook.startsWith(`[hook: the first ${cutByHook} characters of the tool's stdout were cut]\n`));
+  const sent = JSON.parse(fitSignalBody({ deploy_stdout: fromHook, deploy_status_code: 0 }).body);
+  const { total, unit, earlier, kept } = combined(sent.deploy_stdout);
+  assert.equal(unit, 'characters');
+  assert.equal(earlier, cutByHook);
+  assert.ok(kept.endsWith('END') && !kept.includes('[hook:'));
+  assert.equal(total + kept.length, original.length, 'every character is counted or kept');
+});
+
+test("an output file's marker and heat-config's (bytes) are replaced by one marker counting both cuts, in bytes", () => {
+  const fileText = `${'ü'.repeat(700_000)}FILE-END`;
+  const cutFromFile = 123_456;
+  const output = outputCutMarker('big', cutFromFile) + fileText;
+  const tail = new OutputTail(1_500_007); // drops whole characters: 200 000 €
+  const written = Buffer.from(`${'€'.repeat(700_000)}OUT-END`);
+  tail.push(written);
+  const stdout = tail.text('stdout');
+  assert.match(stdout, /^\[heat-config: the first \d+ bytes of the hook's stdout were dropped;/);
+  const fitted = fitSignalBody({ big: output, deploy_stdout: stdout, deploy_status_code: 1 });
+  assert.ok(fitted.bytes <= DEFAULT_MAX_BODY_BYTES);
+  const sent = JSON.parse(fitted.body);
+  const big = combined(sent.big);
+  assert.deepEqual([big.unit, big.earlier], ['bytes', cutFromFile]);
+  assert.equal(big.total + bytes(big.kept), cutFromFile + bytes(fileText));
+  const out = combined(sent.deploy_stdout);
+  assert.deepEqual([out.unit, out.earlier], ['bytes', tail.dropped]);
+  assert.ok(out.kept.endsWith('OUT-END'));
+  assert.equal(out.total + bytes(out.kept), written.length);
+});
+
+test('a value cut again keeps one marker; a value that fits keeps the earlier marker as it is', () => {
+  const once = JSON.parse(fitSignalBody({ deploy_stdout: 'a'.repeat(300_000) }, 200_000).body).deploy_stdout as string;
+  const twice = JSON.parse(fitSignalBody({ deploy_stdout: once }, 100_000).body).deploy_stdout as string;
+  const { total, unit, kept } = combined(twice);
+  assert.equal(unit, 'bytes');
+  assert.equal(total + kept.length, 300_000);
+  assert.equal(twice.match(/heat-config-notify/g)?.length, 1);
+
+  const fits = `[hook: the first 5 characters of the tool's stderr were cut]\nshort`;
+  assert.equal(JSON.parse(fitSignalBody({ deploy_stderr: fits, other: 'x'.repeat(2_000_000) }).body).deploy_stderr, fits);
 });

@@ -32,9 +32,40 @@ const STDERR_KEY = 'deploy_stderr';
 /** Dropped only after every other value: what a person reads first. */
 const DROPPED_LAST = ['deploy_stdout', STDERR_KEY];
 
-/** The marker put in front of a cut value's kept tail. */
-export function cutMarker(cutBytes: number): string {
-  return `[heat-config-notify: the first ${cutBytes} bytes were cut to fit the signal size limit]\n`;
+/** The unit of a cut count: bytes of UTF-8, or characters (UTF-16 code units, as a hook counts them). */
+export type CutUnit = 'bytes' | 'characters';
+
+/**
+ * The marker put in front of a cut value's kept tail: `count` in all were cut, `earlier` of them before the value
+ * reached heat-config-notify (by a hook or heat-config, whose own marker this one replaces).
+ */
+export function cutMarker(count: number, unit: CutUnit = 'bytes', earlier = 0): string {
+  const before = earlier > 0 ? ` (${earlier} of them earlier)` : '';
+  return `[heat-config-notify: the first ${count} ${unit} were cut to fit the signal size limit${before}]\n`;
+}
+
+/**
+ * The markers a value may start with when its head was cut before it got here: a hook's own (hooks/_lib: the
+ * tool's stdout/stderr in characters, an output file in bytes), heat-config's (a hook's stdout or stderr past
+ * what it keeps, in bytes) and this one's.
+ */
+const EARLIER_MARKERS: ReadonlyArray<{ pattern: RegExp; unit: CutUnit }> = [
+  { pattern: /^\[hook: the first (\d+) characters of the tool's (?:stdout|stderr) were cut\]\n/, unit: 'characters' },
+  { pattern: /^\[hook: the first (\d+) bytes of output [^\n]* were cut\]\n/, unit: 'bytes' },
+  { pattern: /^\[heat-config: the first (\d+) bytes of the hook's (?:stdout|stderr) were dropped; [^\n]*\]\n/, unit: 'bytes' },
+  { pattern: /^\[heat-config-notify: the first (\d+) (bytes|characters) were cut to fit the signal size limit[^\n]*\]\n/, unit: 'bytes' },
+];
+
+/** The marker of an earlier cut at the start of `value`: its length, the count it gives and that count's unit. */
+function earlierCut(value: string): { length: number; count: number; unit: CutUnit } | undefined {
+  for (const { pattern, unit } of EARLIER_MARKERS) {
+    const match = pattern.exec(value);
+    if (match === null) continue;
+    const count = Number(match[1]);
+    if (!Number.isSafeInteger(count)) return undefined;
+    return { length: match[0].length, count, unit: (match[2] as CutUnit | undefined) ?? unit };
+  }
+  return undefined;
 }
 
 /** Largest JSON text of the list of dropped names in the note (more are counted, not named). */
@@ -75,8 +106,8 @@ function jsonStringBytes(value: string): number {
   return bytes;
 }
 
-/** Room a marker can take in the JSON text, whatever the number. */
-const MARKER_RESERVE = jsonStringBytes(cutMarker(10 ** 15));
+/** Room a marker can take in the JSON text, whatever the numbers. */
+const MARKER_RESERVE = jsonStringBytes(cutMarker(Number.MAX_SAFE_INTEGER, 'characters', Number.MAX_SAFE_INTEGER));
 /** Room the note takes at the end of deploy_stderr: the text, a newline before it, the key and quotes. */
 const NOTE_RESERVE = jsonStringBytes(droppedNote(['x'.repeat(NOTE_NAMES_BYTES)], 10 ** 9)) + 2 + `"${STDERR_KEY}":"",`.length;
 
@@ -209,10 +240,17 @@ export function fitSignalBody(data: Readonly<Record<string, unknown>>, maxBytes 
     const budget = budgets[index]!;
     if (member.valueBytes <= budget) return;
     const value = member.value as string;
-    const tail = tailWithin(value, budget);
-    const cutBytes = byteLength(value.slice(0, value.length - tail.length));
-    out[member.key] = cutMarker(cutBytes) + tail;
-    cuts.push({ field: member.key, cutBytes, dropped: false });
+    // An earlier marker would be cut away with the head, its count lost: one marker counts both cuts, in its unit.
+    const earlier = earlierCut(value);
+    const content = earlier === undefined ? value : value.slice(earlier.length);
+    const tail = tailWithin(content, budget);
+    const head = content.slice(0, content.length - tail.length);
+    const marker =
+      earlier === undefined
+        ? cutMarker(byteLength(head))
+        : cutMarker(earlier.count + (earlier.unit === 'bytes' ? byteLength(head) : head.length), earlier.unit, earlier.count);
+    out[member.key] = marker + tail;
+    cuts.push({ field: member.key, cutBytes: byteLength(value.slice(0, value.length - tail.length)), dropped: false });
   });
   if (note !== '') {
     const current = out[STDERR_KEY];

@@ -1,6 +1,7 @@
 // What a finished hook signals, by 55-heat-config's rules, plus the two endings it never had:
 // a timeout and a hook that could not start.
 import { constants } from 'node:os';
+import { sendableSignal } from '@hearth/agent-kit/signal-sendable';
 import type { HookResult } from './run-hook.ts';
 
 /** A signal body: the hook's JSON object, or deploy_stdout/deploy_stderr/deploy_status_code. */
@@ -15,7 +16,7 @@ export const OUTPUT_CUT_STATUS = 1;
 /** deploy_status_code reported for an interrupted hook when the policy is to report it failed. */
 export const INTERRUPTED_STATUS = 1;
 /** Deepest nesting hearth-server takes in a signal body (its MAX_BODY_DEPTH): the body is level 0, its values 1. */
-export const MAX_SIGNAL_DEPTH = 100;
+export { MAX_SIGNAL_DEPTH } from '@hearth/agent-kit/signal-sendable';
 
 /** The hook's return code as Python's subprocess gives it: the exit code, or minus the signal number. */
 export function returnCode(result: Pick<HookResult, 'exitCode' | 'signal'>): number {
@@ -33,59 +34,15 @@ function appendLine(text: string, line: string): string {
   return `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${line}\n`;
 }
 
-/** Why hearth-server would refuse the member `key: value` of a signal body, or undefined. Iterative: any depth. */
-function refusedBecause(key: string, value: unknown): string | undefined {
-  const stack: Array<[string, unknown, number]> = [[key, value, 1]];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [name, item, depth] = next;
-    if (name === '__proto__') return 'it holds a key named __proto__';
-    if (typeof item === 'number' && !Number.isFinite(item)) return 'it is or holds a number too large for JSON';
-    if (item === null || typeof item !== 'object') continue;
-    if (name === 'constructor' && Object.hasOwn(item, 'prototype')) return 'it holds a key named constructor with a prototype key';
-    if (depth >= MAX_SIGNAL_DEPTH) return `it is nested deeper than ${MAX_SIGNAL_DEPTH} levels`;
-    for (const [childKey, child] of Object.entries(item)) stack.push([Array.isArray(item) ? '' : childKey, child, depth + 1]);
-  }
-  return undefined;
-}
-
-/** Keys hearth-server takes only as text (or null). */
-const TEXT_KEYS = ['deploy_stdout', 'deploy_stderr'];
-
-/** A value as JSON text, numbers past JSON's range as `Infinity`; a note when even that cannot be written. */
-function jsonText(value: unknown): string {
-  if (typeof value === 'number') return String(value);
-  try {
-    return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'number' && !Number.isFinite(item) ? String(item) : item));
-  } catch {
-    return '[heat-config: the value is nested too deep to write as JSON]';
-  }
-}
-
 /**
- * The hook's JSON object as hearth-server takes it. The server refuses (400) a whole body for one value nested
- * deeper than MAX_SIGNAL_DEPTH, a number past JSON's range (1e400), a `__proto__`/`constructor.prototype` key, or
- * a deploy_stdout/deploy_stderr that is not text (Heat took any JSON): the signal was lost and the deployment left
- * to time out, and a result nested some thousands deep could not even be saved (the hook ran again on every run).
- * Such a value is sent as its JSON text instead (a top-level `__proto__` is left out), and the end of
- * deploy_stderr says which and why.
+ * The hook's JSON object as hearth-server takes it (see sendableSignal): a value it would refuse (nested deeper
+ * than MAX_SIGNAL_DEPTH, a number past JSON's range, a `__proto__`/`constructor.prototype` key, a non-text
+ * deploy_stdout/deploy_stderr) is sent as its JSON text, a top-level `__proto__` left out, and the end of
+ * deploy_stderr says which and why. A result nested some thousands deep could otherwise not even be saved (the
+ * hook ran again on every run).
  */
 function sendable(parsed: SignalData): SignalData {
-  const out: SignalData = {};
-  const notes: string[] = [];
-  for (const [key, value] of Object.entries(parsed)) {
-    const reason =
-      refusedBecause(key, value) ?? (TEXT_KEYS.includes(key) && value !== null && typeof value !== 'string' ? 'it is not text' : undefined);
-    if (reason === undefined) out[key] = value;
-    else if (key === '__proto__') notes.push(`[heat-config: ${key} was left out of the signal: hearth-server refuses that key]\n`);
-    else {
-      out[key] = jsonText(value);
-      notes.push(`[heat-config: ${key} was sent as JSON text: ${reason}]\n`);
-    }
-  }
-  if (notes.length === 0) return parsed;
-  // deploy_stderr is text by now, or null, or absent.
-  out.deploy_stderr = appendLine(typeof out.deploy_stderr === 'string' ? out.deploy_stderr : '', notes.join('').slice(0, -1));
-  return out;
+  return sendableSignal(parsed, 'heat-config').data;
 }
 
 /**
