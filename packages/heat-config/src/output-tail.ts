@@ -35,8 +35,13 @@ export class OutputTail {
    * many, so the text is never taken for the hook's JSON result.
    */
   text(stream: 'stdout' | 'stderr'): string {
-    const kept = Buffer.concat(this.chunks).toString('utf8');
-    if (this.dropped === 0) return kept;
-    return `[heat-config: the first ${this.dropped} bytes of the hook's ${stream} were dropped; it wrote more than ${this.maxBytes} bytes]\n${kept}`;
+    let kept = Buffer.concat(this.chunks);
+    if (this.dropped === 0) return kept.toString('utf8');
+    // Bytes 10xxxxxx continue a character whose start was dropped: dropped too (counted), not shown as U+FFFD.
+    let skip = 0;
+    while (skip < Math.min(kept.length, 3) && (kept[skip]! & 0xc0) === 0x80) skip += 1;
+    kept = kept.subarray(skip);
+    const dropped = this.dropped + skip;
+    return `[heat-config: the first ${dropped} bytes of the hook's ${stream} were dropped; it wrote more than ${this.maxBytes} bytes]\n${kept.toString('utf8')}`;
   }
 }
