@@ -61,7 +61,7 @@ Options:
   --outbox-dir DIR       default $HEARTH_OUTBOX_DIR or /var/lib/hearth/outbox
   --retry-base-ms MS     ceiling of the first retry wait (default 1000, $${NOTIFY_ENV.retryBaseMs})
   --retry-cap-ms MS      ceiling of any retry wait (default 300000, $${NOTIFY_ENV.retryCapMs})
-  --timeout-ms MS        limit of one HTTP request (default 30000, $${NOTIFY_ENV.timeoutMs})
+  --timeout-ms MS        how long an HTTP request waits for an answer (default 30000, $${NOTIFY_ENV.timeoutMs})
   --max-body-bytes N     largest signal body; longer outputs keep their end (default 1048576, $${NOTIFY_ENV.maxBodyBytes})
   --late-ms MS           retry an undelivered signal this long past its deployment's deadline, for
                          a server that was down then (default 3600000, $${NOTIFY_ENV.lateMs}; 0: stop at it)
