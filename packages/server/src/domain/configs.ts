@@ -51,6 +51,19 @@ function rejectDuplicates(kind: string, names: string[]): void {
   }
 }
 
+/**
+ * Refuses names that can never get a value: a JSON body with a `__proto__` key is refused
+ * (body-parser.ts), so no signal can set such an output, nor a deployment's input_values such an input.
+ */
+function rejectUnsettableNames(field: 'inputs' | 'outputs', names: string[]): void {
+  const index = names.indexOf('__proto__');
+  if (index >= 0) {
+    throw new HearthError('ERR_CONFIG_INVALID', {
+      reason: `${field}[${index}].name is __proto__, a key no JSON body may hold, so it could never get a value; rename it`,
+    });
+  }
+}
+
 /** Turns a row into the API shape. */
 export function configFromRow(row: ConfigRow): SoftwareConfig {
   const config = row.config === null ? null : (JSON.parse(row.config) as SoftwareConfig['config']);
@@ -95,6 +108,14 @@ export class ConfigService {
     );
     rejectDuplicates(
       'output',
+      outputs.map((o) => o.name),
+    );
+    rejectUnsettableNames(
+      'inputs',
+      inputs.map((i) => i.name),
+    );
+    rejectUnsettableNames(
+      'outputs',
       outputs.map((o) => o.name),
     );
     const id = randomUUID();

@@ -44,6 +44,17 @@ function nonEmpty(map: Record<string, unknown> | null | undefined): Record<strin
   return map && Object.keys(map).length > 0 ? map : undefined;
 }
 
+/**
+ * When a new action starts: now, or the second after the previous action's start if that is later.
+ * A CFN_SIGNAL URL tells its action only by its Timestamp, the start in whole seconds (Heat's format,
+ * sent back as signed): two actions in one second would share a URL, and the earlier action's signal
+ * would settle the later one.
+ */
+function nextActionStart(now: string, previous: string): string {
+  const earliest = (Math.floor(Date.parse(previous) / 1000) + 1) * 1000;
+  return Date.parse(now) >= earliest ? now : new Date(earliest).toISOString();
+}
+
 /** Software deployments: create, update (a new action), delete, list, wait and timeline. */
 export class DeploymentService {
   constructor(
@@ -205,7 +216,7 @@ export class DeploymentService {
       if (outputValues) next.output_values = JSON.stringify(outputValues);
       if (newAction) {
         next.derived_config_id = randomUUID();
-        next.derived_at = now;
+        next.derived_at = nextActionStart(now, current.derived_at);
         next.fetched_at = null;
         next.last_heartbeat_at = null;
         next.status = next.signal_transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS';

@@ -44,6 +44,11 @@ export interface AdjustRequest {
   reason: string;
   /** Records the outcome in the same transaction (a policy's last signal). */
   record?: (trx: Transaction<Database>, now: string, outcome: ScalingOutcome, reason: string) => Promise<void>;
+  /**
+   * Checked first in every transaction of the change: throws (a coded error) when it may no longer
+   * be made, e.g. the alarm URL that asked for it was revoked after it was checked. None by default.
+   */
+  admit?: (trx: Transaction<Database>, now: string) => Promise<void>;
 }
 
 /** What an adjustment did. */
@@ -72,6 +77,7 @@ export class ScalingAdjuster {
   /** Runs one adjustment; with member_bootstrap, scale-ups create the new members' server records first. */
   async adjust(groupId: string, request: AdjustRequest): Promise<AdjustResult> {
     const plan = await this.store.write<Plan>(async (ctx) => {
+      await request.admit?.(ctx.trx, ctx.now);
       const group = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', groupId).executeTakeFirst();
       // Deleted after the caller found it (between an update's two writes): a coded 404, not a 500.
       if (!group) throw new HearthError('ERR_SCALING_GROUP_NOT_FOUND', { name: groupId, stack: '(deleted meanwhile)' });
@@ -133,11 +139,19 @@ export class ScalingAdjuster {
       await this.abandon(group, leaseId, created, `could not create member records: ${(error as Error).message}`);
       throw error;
     }
-    const result = await this.store.write<AdjustResult | null>(async (ctx) => {
-      const current = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', group.id).executeTakeFirst();
-      if (!current || current.scaling_lease_id !== leaseId) return null;
-      return this.apply(ctx, current, Math.min(Math.max(target, current.min_size), current.max_size), created, request);
-    });
+    let result: AdjustResult | null;
+    try {
+      result = await this.store.write<AdjustResult | null>(async (ctx) => {
+        // Admitted again: the members took time to create, and the change may have been revoked meanwhile.
+        await request.admit?.(ctx.trx, ctx.now);
+        const current = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', group.id).executeTakeFirst();
+        if (!current || current.scaling_lease_id !== leaseId) return null;
+        return this.apply(ctx, current, Math.min(Math.max(target, current.min_size), current.max_size), created, request);
+      });
+    } catch (error) {
+      await this.abandon(group, leaseId, created, `the change was refused: ${(error as Error).message}`);
+      throw error;
+    }
     if (result) return result;
     await this.abandon(group, leaseId, created, 'the scaling lease lapsed before the change was written');
     return {

@@ -30,6 +30,12 @@ const NEVER = new Date('2100-01-01T00:00:00Z');
 /** The credential kind of a policy's access key in `resource_credentials`. */
 const POLICY_CREDENTIAL_KIND: ResourceCredentialsTable['kind'] = 'scaling_policy';
 
+/** The credential a signal came with: the alarm URL's or token's access key, and when it expires (null: never). */
+export interface PolicyCredential {
+  accessKeyId: string;
+  expiresAt: string | null;
+}
+
 /** Scaling policies: Heat's adjustments, signalled by alarm webhooks on rotatable, revocable URLs. */
 export class ScalingPolicyService {
   constructor(
@@ -161,11 +167,26 @@ export class ScalingPolicyService {
    * Applies an alarm to a policy (the caller already proved its right to it): parses the payload,
    * then adjusts the group by Heat's math unless the payload says not to act, the group is in
    * cooldown or already scaling, or the capacity would not change. Every outcome is an event.
+   * With `credential` (a guest's; the operator has none), the policy must still hold that key,
+   * unexpired, in the transaction that writes: a revoke that has answered stops the signal.
    */
-  async signal(policyId: string, body: unknown): Promise<ScalingSignalResult> {
+  async signal(policyId: string, body: unknown, credential?: PolicyCredential): Promise<ScalingSignalResult> {
     const policy = await this.store.reader.selectFrom('scaling_policies').selectAll().where('id', '=', policyId).executeTakeFirst();
     if (!policy) throw new HearthError('ERR_SCALING_POLICY_NOT_FOUND', { name: policyId, stack: '?' });
     const payload = parseAlarmPayload(body);
+    const admit = async (trx: Transaction<Database>, now: string) => {
+      const current = await trx.selectFrom('scaling_policies').select('access_key_id').where('id', '=', policyId).executeTakeFirst();
+      if (!current) throw new HearthError('ERR_SCALING_POLICY_NOT_FOUND', { name: policy.name, stack: '(deleted meanwhile)' });
+      if (credential === undefined) return;
+      if (current.access_key_id !== credential.accessKeyId)
+        throw new HearthError('ERR_SIGNED_URL_INVALID', {
+          reason: 'the access key was revoked (the policy was revoked or rotated)',
+          aws_code: 'InvalidClientTokenId',
+        });
+      // A key's expiry is set with the key: the same key still has the expiry the caller was checked against.
+      if (credential.expiresAt !== null && credential.expiresAt <= now)
+        throw new HearthError('ERR_SIGNED_URL_EXPIRED', { expired_at: heatTime(new Date(credential.expiresAt)) });
+    };
     const record = async (trx: Transaction<Database>, now: string, outcome: string, reason: string) => {
       await trx
         .updateTable('scaling_policies')
@@ -176,6 +197,7 @@ export class ScalingPolicyService {
     if (!shouldAct(payload, policy.act_only_on_alarm === 1)) {
       const reason = `${payload.reason}: not acted on (${payload.actionable ? `state ${payload.state} is not alarm` : 'the alarm resolved'})`;
       const capacity = await this.store.write(async ({ trx, now, event }) => {
+        await admit(trx, now);
         const group = await trx
           .selectFrom('scaling_groups')
           .select('desired_capacity')
@@ -202,6 +224,7 @@ export class ScalingPolicyService {
       cooldownReason: `${type} : ${policy.scaling_adjustment}`,
       reason: `policy ${policy.name}: ${payload.reason}`,
       record,
+      admit,
     });
     return { outcome: result.outcome, reason: result.reason, previous_capacity: result.previous, desired_capacity: result.desired };
   }

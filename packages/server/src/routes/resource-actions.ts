@@ -95,7 +95,12 @@ export async function resourceSignal(
           name: holder.resourceName,
           kind: 'scaling policy (signal it with POST /v1/signal)',
         });
-      return services.scalingPolicies.signal(holder.policyId, body);
+      // The key is checked again where the signal is written. The operator's holder of a revoked policy has none, and needs none.
+      return services.scalingPolicies.signal(
+        holder.policyId,
+        body,
+        holder.accessKeyId === '' ? undefined : { accessKeyId: holder.accessKeyId, expiresAt: holder.expiresAt },
+      );
     default:
       throw new HearthError('ERR_RESOURCE_SIGNAL_UNSUPPORTED', { name: holder.resourceName, kind: holder.kind });
   }

@@ -52,7 +52,49 @@ function sendMetadata(
   return reply.type('application/json').send(snapshot.body);
 }
 
-/** The metadata reply that needs the store or a wait: a document to build, a long-poll. */
+/**
+ * An agent's credential watched for the life of one metadata reply: revoked when its server is
+ * deleted (the feed's revocation topic) or, after a resync of the feed, when the store no longer has
+ * it (a live one is left alone: ending every long-poll at once would bring all agents back together).
+ */
+interface CredentialWatch {
+  /** Aborted once the credential is known to be revoked. */
+  readonly revoked: AbortSignal;
+  /** Throws ERR_AUTH_INVALID unless the credential is still live: checked last, just before a reply is sent. */
+  assertLive(): Promise<void>;
+  stop(): void;
+}
+
+function watchCredential(services: Services, agent: Agent): CredentialWatch {
+  const revoked = new AbortController();
+  let recheck: Promise<void> | undefined;
+  const stillStored = async () => {
+    if (!(await services.servers.byAccessKeyId(agent.accessKeyId))) revoked.abort();
+  };
+  const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), (topic) => {
+    if (topic !== ANY_TOPIC) return revoked.abort();
+    recheck = stillStored().catch(() => undefined);
+  });
+  return {
+    revoked: revoked.signal,
+    async assertLive() {
+      // A resync rebuilds the document too, maybe first (a deleted server's differs): the re-check decides.
+      await recheck;
+      // A cached identity is a live one (a revocation drops it); without it, say the store. The
+      // revocation may also have come before this watch began (while the credential was checked).
+      if (!revoked.signal.aborted && !services.servers.cachedIdentity(agent.accessKeyId)) await stillStored();
+      if (revoked.signal.aborted) throw new HearthError('ERR_AUTH_INVALID');
+    },
+    stop,
+  };
+}
+
+/**
+ * The metadata reply that needs the store or a wait: a document to build, a long-poll. The agent's
+ * server may be deleted meanwhile (even before this began): its credential is watched from the
+ * start and checked again before anything is sent, so a DELETE that answered 204 is never followed
+ * by the deleted server's document.
+ */
 async function sendMetadataLater(
   services: Services,
   request: FastifyRequest,
@@ -61,11 +103,17 @@ async function sendMetadataLater(
   ifNoneMatch: string | undefined,
   wait: number,
 ): Promise<FastifyReply> {
-  let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
-  if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) {
-    snapshot = await waitWhileValid(services, request, reply, agent, snapshot.etag, wait);
+  const watch = watchCredential(services, agent);
+  try {
+    let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
+    if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag) && !watch.revoked.aborted) {
+      snapshot = await waitWhileValid(services, request, reply, agent, watch, snapshot.etag, wait);
+    }
+    await watch.assertLive();
+    return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
+  } finally {
+    watch.stop();
   }
-  return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
 }
 
 /** The `Retry-After` of the long-polls the app ends when it closes. */
@@ -73,47 +121,27 @@ const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
 
 /**
  * A long-poll's wait for a new document, ended early when the agent's credential is revoked (its
- * server deleted while it waits): that credential then gets ERR_AUTH_INVALID, as its next poll
- * would, not a 304 (or a document) after the whole wait. After a resync of the feed the store says
- * whether the credential is still there; a live one keeps waiting.
+ * server deleted while it waits): that credential then gets ERR_AUTH_INVALID (from the caller's
+ * last check), as its next poll would, not a 304 (or a document) after the whole wait.
  */
 async function waitWhileValid(
   services: Services,
   request: FastifyRequest,
   reply: FastifyReply,
   agent: Agent,
+  watch: CredentialWatch,
   etag: string,
   wait: number,
 ): Promise<MetadataSnapshot> {
-  const ended = new AbortController();
   const closed = abortOnClose(request, reply);
-  closed.addEventListener('abort', () => ended.abort(), { once: true });
-  let revoked = false;
-  const revoke = () => {
-    revoked = true;
-    ended.abort();
-  };
-  let recheck: Promise<void> | undefined;
-  const stop = services.feed.subscribe(topics.credential(agent.accessKeyId), (topic) => {
-    if (topic !== ANY_TOPIC) return revoke();
-    // A resync (the feed may have missed a revocation): re-check, and let a live credential keep
-    // waiting; ending every long-poll at once would bring all agents back together.
-    recheck = services.servers.byAccessKeyId(agent.accessKeyId).then(
-      (server) => (server ? undefined : revoke()),
-      () => undefined,
-    );
-  });
-  let snapshot: MetadataSnapshot;
-  try {
-    snapshot = await services.metadata.waitForNew(agent.projectId, agent.serverId, etag, wait * 1000, ended.signal);
-    // The same resync also rebuilt the document, which may finish first (a deleted server's differs):
-    // the credential's answer decides before the document is sent.
-    await recheck;
-  } finally {
-    stop();
-  }
-  if (revoked) throw new HearthError('ERR_AUTH_INVALID');
-  if (closed.aborted) {
+  const snapshot = await services.metadata.waitForNew(
+    agent.projectId,
+    agent.serverId,
+    etag,
+    wait * 1000,
+    AbortSignal.any([closed, watch.revoked]),
+  );
+  if (closed.aborted && !watch.revoked.aborted) {
     // The app is closing (an agent that went away sees nothing): marked so, this early 304 is no
     // proxy declining to hold, and the agent asks again in a second or so (the server restarted, or
     // another replica), on a new connection.
@@ -143,7 +171,8 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     const wait = request.query.wait ?? 0;
     const agent = agentOf(request);
     const snapshot = services.metadata.cached(agent.serverId);
-    if (snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag))) {
+    // Without a cached identity the credential may have been revoked since the auth hook ran: the later path checks.
+    if (snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) && services.servers.cachedIdentity(agent.accessKeyId)) {
       return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
     }
     return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait);

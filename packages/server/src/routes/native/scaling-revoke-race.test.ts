@@ -1,0 +1,164 @@
+// An alarm signal's credential is checked before its write is queued: a revoke, rotation or delete of
+// the policy can commit in between. Each test lets that change win deterministically (it runs just
+// before the signal's write reaches the writer): once it has answered, the URL must change nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import type { ScalingGroup, ScalingPolicy } from '@hearth/protocol';
+import { ADMIN, beforeWrite, injectUrl, testApp } from '../../test-support.ts';
+
+/** A test app without background writers: their writes would otherwise take the interloper's turn. */
+const raceApp = () => testApp({ background: false });
+
+const GROUPS = '/v1/default/stacks/web/scaling_groups';
+const POLICIES = '/v1/default/stacks/web/scaling_policies';
+
+const firing = (status: 'firing' | 'resolved' = 'firing') => ({
+  version: '4',
+  status,
+  receiver: 'hearth',
+  groupLabels: { alertname: 'HighLoad' },
+  commonLabels: { alertname: 'HighLoad' },
+  commonAnnotations: {},
+  alerts: [{ status, labels: { alertname: 'HighLoad' }, annotations: {} }],
+});
+
+async function setup(app: FastifyInstance, group: Record<string, unknown> = {}): Promise<ScalingPolicy> {
+  const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+  assert.equal(stack.statusCode, 201, stack.body);
+  const created = await app.inject({
+    method: 'POST',
+    url: GROUPS,
+    headers: ADMIN,
+    // Port 9 on loopback: nothing listens, and the deliverer is stopped anyway.
+    payload: {
+      name: 'g',
+      min_size: 0,
+      max_size: 5,
+      actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' },
+      ...group,
+    },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const policy = await app.inject({
+    method: 'POST',
+    url: POLICIES,
+    headers: ADMIN,
+    payload: { name: 'up', group: 'g', adjustment_type: 'change_in_capacity', scaling_adjustment: 1 },
+  });
+  assert.equal(policy.statusCode, 201, policy.body);
+  return policy.json<{ scaling_policy: ScalingPolicy }>().scaling_policy;
+}
+
+const operator = (app: FastifyInstance, method: 'POST' | 'DELETE', path: string) => () =>
+  app.inject({ method, url: `${POLICIES}/up${path}`, headers: ADMIN });
+const showGroup = async (app: FastifyInstance) =>
+  (await app.inject({ url: `${GROUPS}/g`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
+const lastEvent = async (app: FastifyInstance) =>
+  (await app.services.store.reader.selectFrom('events').select('type').orderBy('id', 'desc').executeTakeFirst())?.type;
+
+test('an alarm URL revoked while its signal is in flight: 403, the capacity does not change, nothing is written after the revoke', async () => {
+  const { app, done } = await raceApp();
+  try {
+    const policy = await setup(app);
+    for (const [via, send] of [
+      ['alarm URL', () => injectUrl(app, 'POST', policy.alarm_url!, firing())],
+      ['resolved alert', () => injectUrl(app, 'POST', policy.alarm_url!, firing('resolved'))],
+      [
+        'signal token',
+        () =>
+          injectUrl(app, 'POST', policy.signal_url!, firing(), {
+            'x-auth-token': policy.signal_token!,
+            'content-type': 'application/json',
+          }),
+      ],
+    ] as const) {
+      const revoke = beforeWrite(app.services.store, operator(app, 'POST', '/revoke'));
+      const reply = await send();
+      assert.equal(revoke.reply().statusCode, 200, revoke.reply().body);
+      assert.equal(reply.statusCode, 403, `${via}: ${reply.body}`);
+      assert.match(reply.body, /ERR_SIGNED_URL_INVALID/, via);
+      assert.equal((await showGroup(app)).desired_capacity, 0, `${via}: the revoked URL changed the capacity`);
+      assert.equal(await lastEvent(app), 'scaling_policy.revoked', `${via}: nothing written after the revoke`);
+      const shown = (await operator(app, 'POST', '/rotate')()).json<{ scaling_policy: ScalingPolicy }>().scaling_policy;
+      assert.equal(shown.last_signal, null, `${via}: no last signal recorded`);
+      Object.assign(policy, shown);
+    }
+    // The operator's own signal does not hold the URL's credential and still acts.
+    await operator(app, 'POST', '/revoke')();
+    const manual = await app.inject({ method: 'POST', url: `${POLICIES}/up/signal`, headers: ADMIN, payload: firing() });
+    assert.equal(manual.statusCode, 200, manual.body);
+    assert.equal((await showGroup(app)).desired_capacity, 1);
+    const viaHeatApi = await app.inject({ method: 'POST', url: new URL(policy.signal_url!).pathname, headers: ADMIN, payload: firing() });
+    assert.equal(viaHeatApi.statusCode, 200, viaHeatApi.body);
+    assert.equal((await showGroup(app)).desired_capacity, 2);
+  } finally {
+    await done();
+  }
+});
+
+test('an alarm URL rotated away or deleted while its signal is in flight: refused, the capacity does not change', async () => {
+  const { app, done } = await raceApp();
+  try {
+    const policy = await setup(app);
+    const rotate = beforeWrite(app.services.store, operator(app, 'POST', '/rotate'));
+    const stale = await injectUrl(app, 'POST', policy.alarm_url!, firing());
+    assert.equal(rotate.reply().statusCode, 200, rotate.reply().body);
+    assert.equal(stale.statusCode, 403, stale.body);
+    assert.match(stale.body, /ERR_SIGNED_URL_INVALID/);
+    assert.equal((await showGroup(app)).desired_capacity, 0);
+
+    const fresh = rotate.reply().json<{ scaling_policy: ScalingPolicy }>().scaling_policy;
+    const deleted = beforeWrite(app.services.store, operator(app, 'DELETE', ''));
+    const gone = await injectUrl(app, 'POST', fresh.alarm_url!, firing());
+    assert.equal(deleted.reply().statusCode, 204, deleted.reply().body);
+    assert.equal(gone.statusCode, 404, gone.body);
+    assert.match(gone.body, /ERR_SCALING_POLICY_NOT_FOUND/);
+    assert.equal((await showGroup(app)).desired_capacity, 0);
+    assert.equal(await lastEvent(app), 'scaling_policy.deleted');
+  } finally {
+    await done();
+  }
+});
+
+test('member_bootstrap: a revoke that commits while the new members are being created stops the change', async () => {
+  const { app, done } = await raceApp();
+  try {
+    const policy = await setup(app, { member_bootstrap: {} });
+    // Skip the lease write and the new member's record: the revoke lands just before the capacity is written.
+    const revoke = beforeWrite(app.services.store, operator(app, 'POST', '/revoke'), 2);
+    const reply = await injectUrl(app, 'POST', policy.alarm_url!, firing());
+    assert.equal(revoke.reply().statusCode, 200, revoke.reply().body);
+    assert.equal(reply.statusCode, 403, reply.body);
+    const group = await showGroup(app);
+    assert.equal(group.desired_capacity, 0);
+    assert.deepEqual(await app.services.store.reader.selectFrom('servers').select('id').execute(), [], 'the member records are removed');
+    const lease = await app.services.store.reader.selectFrom('scaling_groups').select('scaling_lease_id').executeTakeFirstOrThrow();
+    assert.equal(lease.scaling_lease_id, null, 'the lease is released');
+  } finally {
+    await done();
+  }
+});
+
+test('an alarm URL that expires while its signal is in flight: refused', async () => {
+  const { app, done } = await raceApp();
+  try {
+    await setup(app);
+    const rotated = await app.inject({ method: 'POST', url: `${POLICIES}/up/rotate`, headers: ADMIN, payload: { url_expires_in: 1 } });
+    const short = rotated.json<{ scaling_policy: ScalingPolicy }>().scaling_policy;
+    // The interloper only waits out the expiry: the URL was valid when it was checked.
+    const store = app.services.store;
+    const write = store.write.bind(store);
+    store.write = async (unit) => {
+      store.write = write;
+      await new Promise((resolve) => setTimeout(resolve, Date.parse(short.expires_at!) + 1000 - Date.now()));
+      return write(unit);
+    };
+    const reply = await injectUrl(app, 'POST', short.alarm_url!, firing());
+    assert.equal(reply.statusCode, 403, reply.body);
+    assert.match(reply.body, /ERR_SIGNED_URL_EXPIRED/);
+    assert.equal((await showGroup(app)).desired_capacity, 0);
+  } finally {
+    await done();
+  }
+});
