@@ -162,8 +162,16 @@ async function loop(options: CollectOptions, deps: DaemonDeps, collectors: Colle
       if (!daemon) break;
       if (!wakePending) {
         deps.log.info(`Sleeping ${interval.toFixed(2)} seconds.`);
-        wake = new AbortController();
-        await sleep(interval * 1000, AbortSignal.any([wake.signal, stop]));
+        const sleeping = (wake = new AbortController());
+        // Not AbortSignal.any: on Node 20 each call leaves an entry on `stop` for the life of the run.
+        const onStop = (): void => sleeping.abort();
+        if (stop.aborted) onStop();
+        else stop.addEventListener('abort', onStop, { once: true });
+        try {
+          await sleep(interval * 1000, sleeping.signal);
+        } finally {
+          stop.removeEventListener('abort', onStop);
+        }
       }
       interval = Math.min(interval * 2, options.pollingInterval);
     }
