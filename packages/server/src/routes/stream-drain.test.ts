@@ -127,3 +127,30 @@ test('a wait ends aborted when its request goes, and at once when nothing is que
     server.close();
   }
 });
+
+/** How many signals derived from `signal` it still tracks (Node's internal set, made on first use; undefined before). */
+function dependantsOf(signal: AbortSignal): number | undefined {
+  const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
+  return key === undefined ? undefined : ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0);
+}
+
+test("a stream's many waits leave nothing on its abort signal, which lives as long as the stream", async () => {
+  const { server, accepted, client } = await pair('127.0.0.1');
+  const stream = new AbortController();
+  try {
+    client.resume();
+    let waits = 0;
+    for (let i = 0; i < 200; i++) {
+      fill(accepted);
+      if (accepted.writableNeedDrain) waits += 1;
+      assert.equal(await drained(accepted, accepted, stream.signal, 10_000), 'drained');
+    }
+    assert.ok(waits >= 100, `only ${waits} of the writes had to wait`);
+    assert.ok((dependantsOf(stream.signal) ?? 0) <= 1, `the stream's signal tracks ${dependantsOf(stream.signal)} others`);
+    assert.equal(stream.signal.aborted, false);
+  } finally {
+    client.destroy();
+    accepted.destroy();
+    server.close();
+  }
+});

@@ -117,12 +117,17 @@ export async function drained(
     },
     Math.max(10, stallMs / 4),
   );
+  // Not AbortSignal.any: on Node 20 each call leaves an entry on `abort`, which lives as long as the stream.
+  const onAbort = (): void => stalled.abort();
+  if (abort.aborted) onAbort();
+  else abort.addEventListener('abort', onAbort, { once: true });
   try {
-    await once(out, 'drain', { signal: AbortSignal.any([abort, stalled.signal]) });
+    await once(out, 'drain', { signal: stalled.signal });
     return 'drained';
   } catch {
     return abort.aborted ? 'aborted' : 'stalled';
   } finally {
     clearInterval(watch);
+    abort.removeEventListener('abort', onAbort);
   }
 }
