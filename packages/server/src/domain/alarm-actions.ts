@@ -17,6 +17,8 @@ export interface DeliveryOptions {
   maxBackoffMs: number;
   /** A delivery not done after this long is marked failed; default one day. */
   giveUpAfterMs: number;
+  /** Deliveries done (delivered or failed) are deleted once queued longer ago than this; default 7 days. */
+  keepDoneMs: number;
 }
 
 /** Delivery defaults, in one place. */
@@ -25,6 +27,7 @@ export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = Object.freeze({
   backoffMs: 1000,
   maxBackoffMs: 300_000,
   giveUpAfterMs: 86_400_000,
+  keepDoneMs: 7 * 86_400_000,
 });
 
 /** POSTs a JSON body; resolves with the HTTP status (or throws on a network error). */
@@ -178,6 +181,26 @@ export class AlarmActionDeliverer {
       if (giveUp) blocked.delete(key);
     }
     return delivered;
+  }
+
+  /**
+   * Deletes the deliveries done (delivered or failed) that were queued more than `keepDoneMs` before
+   * `nowIso`, inside the caller's transaction; returns how many. Without it an alarm that repeats its
+   * actions kept a row per period for as long as it existed. Ids grow with time, so the cut is found
+   * from the oldest rows (few, once pruned) and the delete walks the status index.
+   */
+  async prune(trx: Transaction<Database>, nowIso: string): Promise<number> {
+    const cutoff = new Date(Date.parse(nowIso) - this.options.keepDoneMs).toISOString();
+    const kept = await trx
+      .selectFrom('alarm_deliveries')
+      .select('id')
+      .where('created_at', '>=', cutoff)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    let query = trx.deleteFrom('alarm_deliveries').where('status', 'in', ['delivered', 'failed']).where('created_at', '<', cutoff);
+    if (kept) query = query.where('id', '<', kept.id);
+    return Number((await query.executeTakeFirst()).numDeletedRows);
   }
 
   /** One POST: null on a 2xx, else what went wrong. */

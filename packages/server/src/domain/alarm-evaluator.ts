@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { AlarmState, ComparisonOperator, MetricDimensions, MetricStatistic } from '@hearth/protocol';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
+import type { Database } from '../store/schema.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import { ALARM_EVALUATOR_LEASE, LEASE_RELEASED } from '../store/migrations/0004_metrics_alarms.ts';
 import { decide, windowStartMs, type AlarmRule, type Decision } from './alarm-rules.ts';
@@ -19,11 +21,21 @@ export interface EvaluatorOptions {
   leaseSeconds: number;
   /** This process's id in the lease row; default `<hostname>:<pid>:<random>`. */
   holderId: string;
+  /** State changes kept per alarm, the newest (older ones are deleted); default ALARM_HISTORY_KEPT. */
+  historyKept: number;
 }
+
+/** State changes kept per alarm: the most its history API shows. A flapping alarm must not grow its history for ever. */
+export const ALARM_HISTORY_KEPT = 1000;
 
 /** Evaluator defaults, in one place. */
 export function defaultEvaluatorOptions(): EvaluatorOptions {
-  return { schedule: '*/10 * * * * *', leaseSeconds: 30, holderId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` };
+  return {
+    schedule: '*/10 * * * * *',
+    leaseSeconds: 30,
+    holderId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    historyKept: ALARM_HISTORY_KEPT,
+  };
 }
 
 /** What one run did. */
@@ -156,6 +168,19 @@ export class AlarmEvaluator {
     });
   }
 
+  /** Deletes an alarm's state changes older than the newest `historyKept`. */
+  private async trimHistory(trx: Transaction<Database>, alarmId: string): Promise<void> {
+    const oldestKept = await trx
+      .selectFrom('alarm_history')
+      .select('id')
+      .where('alarm_id', '=', alarmId)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .offset(this.options.historyKept - 1)
+      .executeTakeFirst();
+    if (oldestKept) await trx.deleteFrom('alarm_history').where('alarm_id', '=', alarmId).where('id', '<', oldestKept.id).execute();
+  }
+
   private leaseEnd(nowIso: string): string {
     return new Date(Date.parse(nowIso) + this.options.leaseSeconds * 1000).toISOString();
   }
@@ -241,11 +266,13 @@ export class AlarmEvaluator {
             data: JSON.stringify(data),
           })
           .execute();
+        await this.trimHistory(trx, alarm.id);
         event(alarmEvent(alarm, 'alarm.state_changed', `Alarm ${alarm.name} ${previous} -> ${next}: ${decision.reason}`, data));
         const body = JSON.stringify(notificationOf(alarm, previous, next, decision));
         await enqueueDeliveries(trx, now, alarm.id, actionsFor(alarm, next), body);
       }
       const pruned = await this.metrics.prune(trx, now);
+      await this.deliverer.prune(trx, now);
       return { changed, repeated, pruned };
     });
     if (written === null) return idle;

@@ -27,6 +27,11 @@ interface CacheEntry {
   snapshot: MetadataSnapshot;
 }
 
+/** A build of a server's document in flight; `stale` once a change to that server lands meanwhile. */
+interface Build {
+  stale: boolean;
+}
+
 /**
  * The largest metadata document a server may have, in bytes: the hearth collector's limit (agent-kit
  * refuses a larger response body), so that no write leaves an agent unable to read its document.
@@ -95,8 +100,9 @@ export async function assertDocumentFits(trx: Transaction<Database>, projectId: 
   });
 }
 
-/** The server id of a `server:<id>` topic. */
+/** The server id of a `server:<id>` topic, and of a `server-deleted:<id>` one. */
 const SERVER_TOPIC = topics.serverMetadata('');
+const SERVER_DELETED_TOPIC = topics.serverDeleted('');
 
 /** The validators last given out for a server's document. */
 interface Issued {
@@ -119,13 +125,17 @@ export function nextLastModified(previous: Issued | undefined, etag: string, now
 /**
  * Serves each server's metadata document from memory: built once per change, so an agent's
  * conditional GET costs a map lookup. The feed invalidates an entry when the server's deployments
- * change. A generation counter per server, and one for "anything may have changed" (a resync),
- * keeps a build that raced a change from being cached: they are bumped by every change, cached or
- * not, because the change a build must not miss is one that lands while no entry exists yet.
+ * change, or the server itself (registered, deleted). A build that raced a change is not cached:
+ * every change marks the builds of its server in flight stale, and a counter for "anything may have
+ * changed" (a resync) covers them all, because the change a build must not miss is one that lands
+ * while no entry exists yet. Builds are tracked only while in flight: a counter kept per server ever
+ * changed grew with every server registered and deleted, for as long as the process ran.
  */
 export class MetadataService {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly generation = new Map<string, number>();
+  /** Builds in flight, per server. */
+  private readonly builds = new Map<string, Set<Build>>();
+  /** The validators last given out, per server, least recently built first (at most `maxEntries`). */
   private readonly issued = new Map<string, Issued>();
   private epoch = 0;
   /** Characters of the documents in `cache`. */
@@ -145,6 +155,7 @@ export class MetadataService {
     feed.subscribeAll((topic) => {
       if (topic === ANY_TOPIC) this.invalidateAll();
       else if (topic.startsWith(SERVER_TOPIC)) this.invalidate(topic.slice(SERVER_TOPIC.length));
+      else if (topic.startsWith(SERVER_DELETED_TOPIC)) this.forget(topic.slice(SERVER_DELETED_TOPIC.length));
     });
   }
 
@@ -176,16 +187,30 @@ export class MetadataService {
   async snapshot(projectId: string, serverId: string): Promise<MetadataSnapshot> {
     const cached = this.cache.get(serverId);
     if (cached) return cached.snapshot;
-    const generation = this.generation.get(serverId) ?? 0;
+    const build: Build = { stale: false };
     const epoch = this.epoch;
-    const { derived, unfetched } = await this.derivedConfigs(projectId, serverId);
-    const document: MetadataDocument = { deployments: derived, 'os-collect-config': await this.collectorSettings(serverId) };
+    let builds = this.builds.get(serverId);
+    if (!builds) this.builds.set(serverId, (builds = new Set()));
+    builds.add(build);
+    let document: MetadataDocument;
+    let unfetched: string[];
+    try {
+      const configs = await this.derivedConfigs(projectId, serverId);
+      unfetched = configs.unfetched;
+      document = { deployments: configs.derived, 'os-collect-config': await this.collectorSettings(serverId) };
+    } finally {
+      builds.delete(build);
+      if (builds.size === 0) this.builds.delete(serverId);
+    }
     const body = JSON.stringify(document);
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
     const lastModifiedMs = nextLastModified(this.issued.get(serverId), etag, Date.now());
+    // Re-inserted, so that the least recently built server is the first one forgotten.
+    this.issued.delete(serverId);
     this.issued.set(serverId, { etag, lastModifiedMs });
+    if (this.issued.size > this.maxEntries) this.issued.delete(this.issued.keys().next().value as string);
     const snapshot: MetadataSnapshot = { body, etag, lastModified: new Date(lastModifiedMs).toUTCString(), unfetched };
-    if ((this.generation.get(serverId) ?? 0) === generation && this.epoch === epoch && !this.cache.has(serverId)) {
+    if (!build.stale && this.epoch === epoch && !this.cache.has(serverId)) {
       while (this.cache.size > 0 && (this.cache.size >= this.maxEntries || this.cachedChars + body.length > this.maxCachedChars)) {
         this.evictOne();
       }
@@ -217,10 +242,17 @@ export class MetadataService {
 
   /** Drops a server's cached document, and keeps a build in flight from caching what it read. */
   invalidate(serverId: string): void {
-    this.generation.set(serverId, (this.generation.get(serverId) ?? 0) + 1);
+    const builds = this.builds.get(serverId);
+    if (builds) for (const build of builds) build.stale = true;
     const entry = this.cache.get(serverId);
     if (entry) this.cachedChars -= entry.snapshot.body.length;
     this.cache.delete(serverId);
+  }
+
+  /** Drops all that is kept for a deleted server: its document, its validators; a build in flight is not cached. */
+  forget(serverId: string): void {
+    this.invalidate(serverId);
+    this.issued.delete(serverId);
   }
 
   /** Drops every cached document (changes may have been missed), and keeps builds in flight from caching. */
@@ -243,5 +275,10 @@ export class MetadataService {
   /** Cached documents, for /metrics. */
   get size(): number {
     return this.cache.size;
+  }
+
+  /** Servers this service keeps anything for (a document, validators, a build in flight): bounded, whatever the churn. */
+  get trackedServers(): number {
+    return new Set([...this.cache.keys(), ...this.issued.keys(), ...this.builds.keys()]).size;
   }
 }

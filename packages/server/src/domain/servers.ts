@@ -10,6 +10,9 @@ import { collectorConfig, collectorConfText, type TransportContext } from './tra
 import { resourceEvent } from './events.ts';
 import { TaskHealth } from './task-health.ts';
 
+/** The server id of a `server-deleted:<id>` topic. */
+const SERVER_DELETED_TOPIC = topics.serverDeleted('');
+
 /** A resource name must not contain `/` or `.` (os-collect-config splits `Resource.Metadata` on dots). */
 const RESOURCE_NAME = /^[A-Za-z0-9_:-]+$/;
 
@@ -60,7 +63,7 @@ export class ServerService {
         reason: `resource name ${JSON.stringify(resourceName)} may hold only letters, digits, _, : and -; give resource_name`,
       });
     }
-    const row = await this.store.write(async ({ trx, now, event }) => {
+    const row = await this.store.write(async ({ trx, now, event, publish }) => {
       const existing = await trx.selectFrom('servers').select('id').where('id', '=', id).executeTakeFirst();
       if (existing) throw new HearthError('ERR_SERVER_EXISTS', { id });
       // Read in the write transaction: a stack deleted meanwhile is a coded 404, not a server left in it.
@@ -87,6 +90,8 @@ export class ServerService {
           { access_key_id: accessKeyId, software_config_transport: values.config_transport },
         ),
       );
+      // Its document holds its credential and transport: one cached under this id before is not its own.
+      publish(topics.serverMetadata(id));
       return values;
     });
     this.remember(row);
@@ -167,6 +172,8 @@ export class ServerService {
         ),
       );
       publish(topics.credential(found.access_key_id));
+      // Its document (which holds the revoked credential) is dropped from every replica's memory.
+      publish(topics.serverDeleted(id));
       return found;
     });
     this.forgetAccessKey(row.access_key_id);
@@ -184,7 +191,8 @@ export class ServerService {
 
   /**
    * Keeps the caches true to the store when another replica wrote it: a revoked credential is
-   * dropped; after a possibly missed change (ANY_TOPIC), everything cached is dropped.
+   * dropped, and a deleted server's row (a server registered again under its id must not get the old
+   * credential in its document); after a possibly missed change (ANY_TOPIC), everything cached is dropped.
    */
   onFeedTopic(topic: string): void {
     if (topic === ANY_TOPIC) {
@@ -193,6 +201,8 @@ export class ServerService {
       this.rows.clear();
     } else if (topic.startsWith(CREDENTIAL_TOPIC)) {
       this.forgetAccessKey(topic.slice(CREDENTIAL_TOPIC.length));
+    } else if (topic.startsWith(SERVER_DELETED_TOPIC)) {
+      this.rows.delete(topic.slice(SERVER_DELETED_TOPIC.length));
     }
   }
 

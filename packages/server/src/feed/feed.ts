@@ -33,6 +33,8 @@ export const CONFIG_TOPIC = 'config:';
 export const topics = {
   /** A server's metadata document may have changed. */
   serverMetadata: (serverId: string) => `server:${serverId}`,
+  /** A server was deleted (what is kept in memory for it is dropped). */
+  serverDeleted: (serverId: string) => `server-deleted:${serverId}`,
   /** A deployment's status or timeline changed. */
   deployment: (deploymentId: string) => `deployment:${deploymentId}`,
   /** New events were written in a project. */
