@@ -44,6 +44,9 @@ export const MAX_METADATA_DOCUMENT_BYTES = 64 * 1024 * 1024;
  */
 const DERIVED_OVERHEAD_BYTES = 4096;
 
+/** A deployment whose own config and inputs take less than this (estimated) is not checked against the limit. */
+export const CHECKED_DEPLOYMENT_BYTES = 64 * 1024;
+
 /** The stored fields of a deployment that its derived config shows. */
 type DocumentPart = Pick<DeploymentRow, 'id' | 'server_id' | 'config_id' | 'input_values' | 'name' | 'stack_name' | 'resource_name'>;
 
@@ -89,8 +92,13 @@ export async function assertDocumentFits(trx: Transaction<Database>, projectId: 
     .select(CONFIG_BYTES.as('bytes'))
     .where('c.id', '=', row.config_id)
     .executeTakeFirstOrThrow();
+  const mine = Number(config.bytes) + deploymentBytes(row);
+  // The sum reads every deployment of the server: a cost that grows with them, paid only by a deployment
+  // big enough to matter (large configs are how a document outgrows its agent; thousands of small ones
+  // on one VM are not checked).
+  if (mine < CHECKED_DEPLOYMENT_BYTES) return;
   const others = await estimateDocumentBytes(trx, projectId, row.server_id, row.id);
-  const bytes = others + Number(config.bytes) + deploymentBytes(row) + DERIVED_OVERHEAD_BYTES;
+  const bytes = others + mine + DERIVED_OVERHEAD_BYTES;
   if (bytes <= MAX_METADATA_DOCUMENT_BYTES) return;
   const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
   throw new HearthError('ERR_DEPLOYMENT_INVALID', {
