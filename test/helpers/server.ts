@@ -182,10 +182,10 @@ export async function operatorCall<T>(
 ): Promise<T> {
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: { 'x-auth-token': server.token, 'content-type': 'application/json' },
+    headers: { 'x-auth-token': server.token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }

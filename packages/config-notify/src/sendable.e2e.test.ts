@@ -3,24 +3,16 @@
 // hearth-server on 127.0.0.1, the refused values sent as their JSON text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childEnv, startServer, type TestServer } from '../../../test/helpers/server.ts';
+import { childEnv, operatorCall, startServer, type TestServer } from '../../../test/helpers/server.ts';
+import { runNotify } from './test-support.ts';
 
-const BIN = new URL('../bin/heat-config-notify.js', import.meta.url).pathname;
 const OUTPUTS = ['deep', 'n', 'constructor', 'ok', 'huge'];
 
-async function call(server: TestServer, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${server.url}/v1/default${path}`, {
-    method,
-    headers: { 'x-auth-token': server.token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
+function call(server: TestServer, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  return operatorCall<Record<string, unknown>>(server, method, `/v1/default${path}`, body);
 }
 
 interface Deployment {
@@ -43,14 +35,7 @@ async function deploy(server: TestServer, transport: string, name: string): Prom
   return { id: deployment.id, derived: metadata[0] };
 }
 
-/** Runs the bin with `stdin`; not spawnSync, since the in-process server must keep answering. */
-function notify(args: string[], env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
-}
+const notify = runNotify;
 
 test(
   'a result with values hearth-server refuses still completes the deployment, those values sent as JSON text',

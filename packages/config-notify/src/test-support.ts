@@ -1,5 +1,6 @@
 // For tests only: a loopback node:http server that records each request and answers from a
 // script, a logger that keeps its lines, and a deployment object builder.
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -89,4 +90,16 @@ export function deploymentWith(inputs: Record<string, unknown>, extra: Record<st
     options: {},
     ...extra,
   };
+}
+
+/** The heat-config-notify bin. */
+export const NOTIFY_BIN = new URL('../bin/heat-config-notify.js', import.meta.url).pathname;
+
+/** Runs the bin with `stdin`; not spawnSync, since a server in this process must keep answering. */
+export function runNotify(args: string[], env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [NOTIFY_BIN, ...args], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(stdin);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
 }

@@ -3,24 +3,15 @@
 // loopback server receives carries one marker per stream counting everything cut, in the hook's unit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runHookExecutable, sampleDeployment } from '../../../hooks/_lib/testing.ts';
-import { deploymentWith, startFake } from './test-support.ts';
+import { deploymentWith, runNotify, startFake } from './test-support.ts';
 
 const HOOK = new URL('../../../hooks/script/script', import.meta.url).pathname;
-const BIN = new URL('../bin/heat-config-notify.js', import.meta.url).pathname;
 
-/** Runs the bin with `stdin`; not spawnSync, since the in-process fake must keep answering. */
-function notify(args: string[], env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
-}
+const notify = runNotify;
 
 test(
   '5 MB of stdout and 3 MB of stderr through the script hook and heat-config-notify: one marker each, counting every character cut',
