@@ -208,3 +208,16 @@ export function hostsLookup(): SocketLookup {
     ),
   );
 }
+
+/** An Alertmanager webhook body (version 4) for one alert, as a scaling policy's alarm URL receives it. */
+export function alertmanagerBody(status: 'firing' | 'resolved' = 'firing') {
+  return {
+    version: '4',
+    status,
+    receiver: 'hearth',
+    groupLabels: { alertname: 'HighLoad' },
+    commonLabels: { alertname: 'HighLoad' },
+    commonAnnotations: {},
+    alerts: [{ status, labels: { alertname: 'HighLoad' }, annotations: {} }],
+  };
+}

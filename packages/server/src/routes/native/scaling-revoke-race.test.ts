@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { ScalingGroup, ScalingPolicy } from '@hearth/protocol';
-import { ADMIN, beforeWrite, injectUrl, testApp } from '../../test-support.ts';
+import { ADMIN, beforeWrite, injectUrl, testApp, alertmanagerBody } from '../../test-support.ts';
 
 /** A test app without background writers: their writes would otherwise take the interloper's turn. */
 const raceApp = () => testApp({ background: false });
@@ -13,15 +13,7 @@ const raceApp = () => testApp({ background: false });
 const GROUPS = '/v1/default/stacks/web/scaling_groups';
 const POLICIES = '/v1/default/stacks/web/scaling_policies';
 
-const firing = (status: 'firing' | 'resolved' = 'firing') => ({
-  version: '4',
-  status,
-  receiver: 'hearth',
-  groupLabels: { alertname: 'HighLoad' },
-  commonLabels: { alertname: 'HighLoad' },
-  commonAnnotations: {},
-  alerts: [{ status, labels: { alertname: 'HighLoad' }, annotations: {} }],
-});
+const firing = alertmanagerBody;
 
 async function setup(app: FastifyInstance, group: Record<string, unknown> = {}): Promise<ScalingPolicy> {
   const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });

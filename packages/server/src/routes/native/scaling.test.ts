@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { ActuatorWebhook, ScalingGroup, ScalingPolicy } from '@hearth/protocol';
-import { ADMIN, errorCode, injectUrl, testApp } from '../../test-support.ts';
+import { ADMIN, errorCode, injectUrl, testApp, alertmanagerBody } from '../../test-support.ts';
 import { verifyActuatorSignature } from '../../domain/scaling-webhook.ts';
 
 /** A loopback actuator: records each POST; `status()` decides the reply. */
@@ -71,15 +71,7 @@ async function policy(app: FastifyInstance, body: Record<string, unknown> = {}):
 const show = async (app: FastifyInstance) =>
   (await app.inject({ url: `${GROUPS}/workers`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
 
-const firing = (status: 'firing' | 'resolved' = 'firing') => ({
-  version: '4',
-  status,
-  receiver: 'hearth',
-  groupLabels: { alertname: 'HighLoad' },
-  commonLabels: { alertname: 'HighLoad' },
-  commonAnnotations: {},
-  alerts: [{ status, labels: { alertname: 'HighLoad' }, annotations: {} }],
-});
+const firing = alertmanagerBody;
 
 test('groups: Heat validation, clamped updates, members, signed initial delivery, delete refused while policies exist', async () => {
   const { app, done } = await testApp();
