@@ -3,6 +3,11 @@ import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setLongTimeout } from './long-timer.ts';
 import { redactUrl } from './redact.ts';
+import { httpAgent, httpsAgentFor } from './http-agents.ts';
+import { HttpRequestError, type HttpErrorCode } from './http-error.ts';
+
+export { closeHttpConnections } from './http-agents.ts';
+export { HttpRequestError, type HttpErrorCode } from './http-error.ts';
 
 /** Options of httpRequest. */
 export interface HttpRequestOptions {
@@ -46,35 +51,6 @@ export interface HttpResponse {
   json<T = unknown>(): T;
 }
 
-/** Codes of HttpRequestError. */
-export type HttpErrorCode =
-  'ERR_HTTP_TIMEOUT' | 'ERR_HTTP_ABORTED' | 'ERR_HTTP_NETWORK' | 'ERR_HTTP_INVALID_URL' | 'ERR_HTTP_BODY_TOO_LARGE';
-
-/** The request got no complete response: network failure, timeout, abort, bad URL or oversized body. */
-export class HttpRequestError extends Error {
-  override readonly name = 'HttpRequestError';
-  /** What went wrong, from the catalogue above. */
-  readonly code: HttpErrorCode;
-  /** The URL, with secret query values (Signature, temp_url_sig, token...) replaced by `***`. */
-  readonly url: string;
-  readonly method: string;
-  /** The system error code behind a network failure (ECONNREFUSED, ECONNRESET, ENOTFOUND...), if any. */
-  readonly systemCode: string | undefined;
-  /** How many attempts were made. */
-  readonly attempts: number;
-
-  constructor(code: HttpErrorCode, method: string, url: string, detail: string, attempts: number, systemCode?: string) {
-    const safeUrl = redactUrl(url);
-    const tries = attempts > 1 ? ` (after ${attempts} attempts)` : '';
-    super(`${method} ${safeUrl} failed: ${detail}${tries}`);
-    this.code = code;
-    this.url = safeUrl;
-    this.method = method;
-    this.systemCode = systemCode;
-    this.attempts = attempts;
-  }
-}
-
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE']);
 const RETRY_STATUSES = new Set([502, 503, 504]);
 const MAX_RETRY_DELAY_MS = 30_000;
@@ -85,27 +61,6 @@ const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
  * rate, so that a server trickling a byte now and then cannot hold an agent for ever (64 MiB may take 2.3 h).
  */
 export const MIN_BODY_BYTES_PER_SECOND = 8 * 1024;
-
-/** Keep-alive agents shared by every request of the process: pollers reuse one connection. */
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8, scheduling: 'lifo' });
-const httpsAgents = new Map<string, https.Agent>();
-
-function httpsAgentFor(ca: string | Buffer | undefined, insecure: boolean): https.Agent {
-  const key = `${insecure}:${ca === undefined ? '' : ca.toString()}`;
-  let agent = httpsAgents.get(key);
-  if (agent === undefined) {
-    agent = new https.Agent({ keepAlive: true, maxSockets: 8, scheduling: 'lifo', rejectUnauthorized: !insecure, ...(ca ? { ca } : {}) });
-    httpsAgents.set(key, agent);
-  }
-  return agent;
-}
-
-/** Closes every pooled connection (idle ones never keep the process alive; this is for tests and shutdown). */
-export function closeHttpConnections(): void {
-  httpAgent.destroy();
-  for (const agent of httpsAgents.values()) agent.destroy();
-  httpsAgents.clear();
-}
 
 /** Why one attempt failed, before it becomes an HttpRequestError. */
 class AttemptFailure extends Error {

@@ -1,11 +1,10 @@
 // Command line and config file -> one frozen CollectOptions (parse -> normalize -> validate ->
 // freeze). Precedence as in oslo.config: command line, then the config files, then the default.
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agentPaths, ExitError, loadIniFiles, osloInterpolate, REDACTED, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
-import { expandArgv, flagTable, longFlagCandidates } from './cli-flags.ts';
+import { agentPaths, ExitError, loadIniFiles, osloInterpolate, type AgentPaths, type IniDocument } from '@hearth/agent-kit';
+import { expandArgv, flagTable } from './cli-flags.ts';
+import { configDirFiles, configFiles } from './config-files.ts';
 import {
   cliFlag,
   flagSpellings,
@@ -16,6 +15,8 @@ import {
   type OptionSpec,
 } from './option-table.ts';
 import { checkSecretStores } from './collectors/stored-secret.ts';
+
+export { argvForLog, helpText } from './help-text.ts';
 
 /** A resolved option value. */
 export type OptionValue = string | string[] | boolean | number | undefined;
@@ -69,44 +70,6 @@ const BOOLEAN_WORDS = new Map([
   ['off', false],
   ['no', false],
 ]);
-
-/** The config files oslo would read: `--config-file` values, else the first of ~/os-collect-config.conf and the default path. */
-function configFiles(cliFiles: string[] | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
-  if (cliFiles && cliFiles.length > 0) {
-    const missing = cliFiles.filter((file) => !existsSync(file));
-    if (missing.length > 0) throw new ExitError(1, `config file not found: ${missing.join(', ')}`);
-    // Not a regular-file check: `--config-file /dev/null` (read nothing) is a common idiom.
-    const dirs = cliFiles.filter((file) => statSync(file).isDirectory());
-    if (dirs.length > 0) throw new ExitError(1, `config file is a directory: ${dirs.join(', ')} (for a directory use --config-dir)`);
-    return cliFiles;
-  }
-  return [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf')] : []), paths.collectConfigFile]
-    .filter((file) => existsSync(file))
-    .slice(0, 1);
-}
-
-/** ~ is searched only when no test root or explicit config path moves the defaults. */
-function searchHome(env: NodeJS.ProcessEnv): boolean {
-  return env.HEARTH_ROOT === undefined && env.HEARTH_COLLECT_CONFIG_FILE === undefined;
-}
-
-/**
- * The `*.conf` files of `--config-dir`, else (as oslo's default) of the first existing of
- * ~/os-collect-config.conf.d and `<config file>.d`, sorted; read after the config files, not hashed.
- */
-function configDirFiles(cliDir: string | undefined, paths: AgentPaths, env: NodeJS.ProcessEnv): string[] {
-  let dir = cliDir;
-  if (dir !== undefined && !existsSync(dir)) throw new ExitError(1, `config dir not found: ${dir}`);
-  dir ??= [...(searchHome(env) ? [join(env.HOME ?? homedir(), 'os-collect-config.conf.d')] : []), `${paths.collectConfigFile}.d`].find(
-    (candidate) => existsSync(candidate),
-  );
-  if (dir === undefined) return [];
-  const base = dir;
-  return readdirSync(base)
-    .filter((name) => name.endsWith('.conf'))
-    .sort()
-    .map((name) => join(base, name));
-}
 
 function fileValues(ini: IniDocument, group: string, name: string): string[] | undefined {
   const section = ini.get(group);
@@ -300,56 +263,4 @@ function deepFreeze<T>(value: T): T {
     for (const item of Object.values(value)) deepFreeze(item);
   }
   return value;
-}
-
-/** Options whose values are credentials (`[heat] password`, `[cfn]`/`[hearth] secret_access_key`, zaqar's password). */
-const SECRET_OPTIONS = new Set(['password', 'secret_access_key']);
-
-/** argv as it may be logged: the value of every credential flag (`--hearth-secret-access-key S`, `--heat-password=S`, `--heat-pass S`) is `***`. */
-export function argvForLog(argv: readonly string[]): string[] {
-  const flags = flagTable();
-  const secretFlags = new Set(OPTION_TABLE.filter((spec) => SECRET_OPTIONS.has(spec.name)).flatMap((spec) => flagSpellings(spec)));
-  // A prefix stands for every flag it may abbreviate: an ambiguous one is refused, but must not be logged either.
-  const isSecretFlag = (arg: string): boolean =>
-    arg.startsWith('--') &&
-    arg !== '--' &&
-    longFlagCandidates(arg.slice(2).split('=', 1)[0] ?? '', flags).some((flag) => secretFlags.has(flag));
-  return argv.map((arg, index) => {
-    const equals = arg.indexOf('=');
-    if (equals !== -1 && isSecretFlag(arg)) return `${arg.slice(0, equals)}=${REDACTED}`;
-    const previous = argv[index - 1];
-    return previous !== undefined && !previous.includes('=') && isSecretFlag(previous) ? REDACTED : arg;
-  });
-}
-
-/** The `--help` text. */
-export function helpText(): string {
-  const lines = [
-    'usage: os-collect-config [options] [collectors ...]',
-    '',
-    'Collects metadata from the configured sources into the cache and runs --command when it changed,',
-    'with OS_CONFIG_FILES set to the cache files. Without --command: collect once, print, exit.',
-    '',
-    `positional: collectors (default: heat_local ec2 cfn heat request local zaqar; also: hearth)`,
-    '',
-    'options:',
-    '  -h, --help              show this help and exit',
-    '  --version               print the version and exit',
-    '  --config-file PATH      config file (repeatable; default ~/os-collect-config.conf or /etc/os-collect-config.conf)',
-    '  --config-dir DIR        also read DIR/*.conf (default: /etc/os-collect-config.conf.d if it exists)',
-    '  -d, --debug, --nodebug  debug logging (or [DEFAULT] debug)',
-    '  --log-format json|text  log lines on stderr (default json)',
-    '  --log-file PATH         log to this file instead of stderr (also --logfile, [DEFAULT] log_file)',
-    '  --log-dir DIR           directory of --log-file, else log to DIR/os-collect-config.log (also --logdir)',
-    '  --use-syslog, --use-journal, --use-json, --watch-log-file, --log-config-append PATH, --log-date-format FMT,',
-    "  --syslog-log-facility NAME (and their --no forms): oslo.log's, accepted for compatibility; no effect",
-    '  --status [--json]       print the running daemon state (last poll per collector, last command) and exit',
-    '  --status-file PATH      where the daemon keeps that state',
-  ];
-  for (const spec of OPTION_TABLE) {
-    if (spec.name === 'collectors' && spec.group === 'DEFAULT') continue;
-    const flag = `${spec.short ? `-${spec.short}, ` : ''}--${cliFlag(spec)}${spec.kind === 'bool' ? '' : spec.kind === 'float' ? ' N' : ' VALUE'}`;
-    lines.push(`  ${flag.padEnd(34)} ${spec.help}${spec.kind === 'multi' ? ' (repeatable)' : ''}`);
-  }
-  return `${lines.join('\n')}\n`;
 }
