@@ -6,12 +6,7 @@ import { httpRequest } from '@hearth/agent-kit';
 import type { Collector } from './collectors/types.ts';
 import { runCollectConfig } from './daemon.ts';
 import { optionsFor, recordingLogger } from './test-support/fixtures.ts';
-
-/** How many signals derived from `signal` it still tracks (Node's internal set, made on first use; undefined before). */
-function dependantsOf(signal: AbortSignal): number | undefined {
-  const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
-  return key === undefined ? undefined : ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0);
-}
+import { dependantsOf } from '../../../test/helpers/abort-signal.ts';
 
 /** Whether this Node keeps such a set, so that the test can see one grow. */
 function dependantsVisible(): boolean {

@@ -6,6 +6,7 @@ import { endianness } from 'node:os';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { drained, kernelSendQueue, procNetAddress } from './stream-drain.ts';
+import { dependantsOf } from '../../../../test/helpers/abort-signal.ts';
 
 const linux = existsSync('/proc/net/tcp');
 
@@ -127,12 +128,6 @@ test('a wait ends aborted when its request goes, and at once when nothing is que
     server.close();
   }
 });
-
-/** How many signals derived from `signal` it still tracks (Node's internal set, made on first use; undefined before). */
-function dependantsOf(signal: AbortSignal): number | undefined {
-  const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
-  return key === undefined ? undefined : ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0);
-}
 
 test("a stream's many waits leave nothing on its abort signal, which lives as long as the stream", async () => {
   const { server, accepted, client } = await pair('127.0.0.1');
