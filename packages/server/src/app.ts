@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
-import type { AlarmSettings } from './domain/alarm-evaluator.ts';
+import type { AlarmSettings } from './domain/alarm-services.ts';
 import { answerClientError, errorBody, installErrorHandlers } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
 import { TaskNotice } from './domain/task-health.ts';

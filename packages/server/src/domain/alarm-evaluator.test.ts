@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Alarm, AlarmNotification } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
 import { ADMIN, registerServer, testStore, type TestStore } from '../test-support.ts';
-import type { AlarmSettings } from './alarm-evaluator.ts';
+import type { AlarmSettings } from './alarm-services.ts';
 import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
 
 /** Never fires during a test: runs are driven by runOnce(). */

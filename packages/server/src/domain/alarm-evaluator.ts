@@ -8,9 +8,9 @@ import type { Database } from '../store/schema.ts';
 import type { AlarmRow } from '../store/schema-metrics-alarms.ts';
 import { ALARM_EVALUATOR_LEASE, LEASE_RELEASED } from '../store/migrations/0004_metrics_alarms.ts';
 import { decide, windowStartMs, type AlarmRule, type Decision } from './alarm-rules.ts';
-import { DEFAULT_METRIC_RETENTION, MetricService, type MetricRetention } from './metrics.ts';
-import { AlarmService, alarmEvent } from './alarms.ts';
-import { AlarmActionDeliverer, actionsFor, enqueueDeliveries, notificationOf, type DeliveryOptions } from './alarm-actions.ts';
+import type { MetricService } from './metrics.ts';
+import { alarmEvent } from './alarms.ts';
+import { actionsFor, enqueueDeliveries, notificationOf, type AlarmActionDeliverer } from './alarm-actions.ts';
 import { TaskHealth } from './task-health.ts';
 
 /** When and how the evaluator runs. */
@@ -287,23 +287,4 @@ export class AlarmEvaluator {
       delivered,
     };
   }
-}
-
-/** Settings of metrics and alarms, each part defaulted where it is defined. */
-export interface AlarmSettings {
-  /** Schedule, lease length, holder id. */
-  evaluator?: Partial<EvaluatorOptions>;
-  /** How long samples are kept. */
-  retention?: Partial<MetricRetention>;
-  /** How action deliveries are retried. */
-  delivery?: Partial<DeliveryOptions>;
-}
-
-/** The metric, alarm and evaluator services, wired together (the evaluator is not started). */
-export function createAlarmServices(store: Store, settings: AlarmSettings, logError: (error: unknown) => void) {
-  const metricSamples = new MetricService(store, Object.freeze({ ...DEFAULT_METRIC_RETENTION, ...settings.retention }));
-  const alarms = new AlarmService(store, metricSamples.retention);
-  const deliverer = new AlarmActionDeliverer(store, settings.delivery);
-  const alarmEvaluator = new AlarmEvaluator(store, metricSamples, deliverer, logError, settings.evaluator);
-  return { metricSamples, alarms, alarmEvaluator };
 }

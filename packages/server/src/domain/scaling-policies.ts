@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   heatTime,
-  resourceArn,
   type AdjustmentType,
   type ScalingPolicy,
   type ScalingPolicyCreate,
@@ -14,18 +13,15 @@ import type { Database, StackRow } from '../store/schema.ts';
 import type { ResourceCredentialsTable } from '../store/schema.ts';
 import type { ScalingPolicyRow } from '../store/schema-scaling.ts';
 import { newAccessKeyId } from '../auth/secrets.ts';
-import { issueToken } from '../auth/keystone-token.ts';
 import { HearthError } from './errors.ts';
 import type { StackService } from './stacks.ts';
-import { cfnSignedUrl, type TransportContext } from './transports.ts';
+import type { TransportContext } from './transports.ts';
+import { policyView } from './scaling-policy-view.ts';
 import { effectiveCooldown, newCapacity } from './scaling-capacity.ts';
 import { parseAlarmPayload, shouldAct } from './scaling-alarm-payload.ts';
 import { assertScalingNameFree, type ScalingGroupService } from './scaling-groups.ts';
 import type { ScalingAdjuster } from './scaling-adjust.ts';
 import { resourceEvent } from './events.ts';
-
-/** Far-future expiry of signal tokens that have no expiry of their own. */
-const NEVER = new Date('2100-01-01T00:00:00Z');
 
 /** The credential kind of a policy's access key in `resource_credentials`. */
 const POLICY_CREDENTIAL_KIND: ResourceCredentialsTable['kind'] = 'scaling_policy';
@@ -84,7 +80,7 @@ export class ScalingPolicyService {
       event(policyEvent(values, 'scaling_policy.created', `Scaling policy ${values.name} on ${group.name}: ${describe(values)}`));
       return values;
     });
-    return this.toApi(row, stack, group.name);
+    return policyView(this.transport, row, stack, group.name);
   }
 
   /** A stack's policies by name. */
@@ -98,13 +94,13 @@ export class ScalingPolicyService {
       .where('scaling_policies.stack_id', '=', stack.id)
       .orderBy('scaling_policies.name')
       .execute();
-    return rows.map((row) => this.toApi(row, stack, row.group_name));
+    return rows.map((row) => policyView(this.transport, row, stack, row.group_name));
   }
 
   /** One policy. */
   async show(projectId: string, stackRef: string, name: string): Promise<ScalingPolicy> {
     const { row, stack } = await this.find(projectId, stackRef, name);
-    return this.toApi(row, stack, await this.groupName(row.group_id));
+    return policyView(this.transport, row, stack, await this.groupName(row.group_id));
   }
 
   /** Deletes a policy; its alarm URL and token stop working at once. */
@@ -140,7 +136,7 @@ export class ScalingPolicyService {
       event(policyEvent(row, 'scaling_policy.rotated', `Scaling policy ${row.name}: new alarm URL issued, the old one revoked`));
       return updated;
     });
-    return this.toApi(next, stack, await this.groupName(next.group_id));
+    return policyView(this.transport, next, stack, await this.groupName(next.group_id));
   }
 
   /** Revokes the alarm URL and token; `rotate` issues new ones. */
@@ -154,7 +150,7 @@ export class ScalingPolicyService {
       event(policyEvent(current, 'scaling_policy.revoked', `Scaling policy ${current.name}: alarm URL and token revoked`));
       return current;
     });
-    return this.toApi({ ...row, access_key_id: null }, stack, await this.groupName(row.group_id));
+    return policyView(this.transport, { ...row, access_key_id: null }, stack, await this.groupName(row.group_id));
   }
 
   /** The operator's manual signal, by name. */
@@ -264,45 +260,6 @@ export class ScalingPolicyService {
   private async groupName(groupId: string): Promise<string> {
     const group = await this.store.reader.selectFrom('scaling_groups').select('name').where('id', '=', groupId).executeTakeFirst();
     return group?.name ?? '';
-  }
-
-  /** The native API shape: the alarm URL (CFN pre-signed), the signal URL and token, unless revoked. */
-  private toApi(row: ScalingPolicyRow, stack: StackRow, groupName: string): ScalingPolicy {
-    const ctx = this.transport;
-    const arn = resourceArn(row.project_id, stack.name, stack.id, row.name);
-    const ak = row.access_key_id;
-    return {
-      id: row.id,
-      name: row.name,
-      group: groupName,
-      stack_id: stack.id,
-      stack_name: stack.name,
-      arn,
-      adjustment_type: row.adjustment_type as AdjustmentType,
-      scaling_adjustment: row.scaling_adjustment,
-      min_adjustment_step: row.min_adjustment_step,
-      cooldown: row.cooldown_s,
-      act_only_on_alarm: row.act_only_on_alarm === 1,
-      alarm_url: ak === null ? null : cfnSignedUrl(ctx, 'signal', arn, ak, new Date(row.key_issued_at)),
-      signal_url:
-        ak === null ? null : `${ctx.publicUrl}/v1/${row.project_id}/stacks/${stack.name}/${stack.id}/resources/${row.name}/signal`,
-      signal_token:
-        ak === null
-          ? null
-          : issueToken({
-              accessKeyId: ak,
-              projectId: row.project_id,
-              expiresAt: row.urls_expire_at ? new Date(row.urls_expire_at) : NEVER,
-              key: ctx.secrets.tokenKey(),
-            }),
-      expires_at: ak === null || row.urls_expire_at === null ? null : heatTime(new Date(row.urls_expire_at)),
-      revoked: ak === null,
-      last_signal:
-        row.last_signal_at === null
-          ? null
-          : { time: heatTime(new Date(row.last_signal_at)), outcome: row.last_signal_outcome ?? '', reason: row.last_signal_reason ?? '' },
-      creation_time: heatTime(new Date(row.created_at)),
-    };
   }
 }
 
