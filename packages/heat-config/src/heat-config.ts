@@ -6,6 +6,7 @@ import { acquireLock, type Logger } from '@hearth/agent-kit';
 import { deployOne, type DeployOneOptions, type DeploymentOutcome } from './deploy-one.ts';
 import { ensureDeployedDir } from './markers.ts';
 import type { HeatConfigOptions } from './options.ts';
+import { pruneAbsent, type PruneOptions } from './prune.ts';
 import { isStopping } from './run-hook.ts';
 
 /** Lock in the deployed dir held for a whole run, so a marker found running belongs to a run that died. */
@@ -18,11 +19,12 @@ export interface HeatConfigResult {
 }
 
 /**
- * Runs every deployment of `options.configFile`. Exit code 1 when the list is missing or a result could not
- * be handed to heat-config-notify (or written); 0 otherwise, failed hooks included.
+ * Runs every deployment of `options.configFile`, then prunes the state of those missing from it long enough
+ * (pruneAbsent). Exit code 1 when the list is missing or a result could not be handed to heat-config-notify
+ * (or written); 0 otherwise, failed hooks included.
  */
 export async function runHeatConfig(
-  options: Pick<HeatConfigOptions, 'configFile' | 'oldDeployedDir'> & DeployOneOptions,
+  options: Pick<HeatConfigOptions, 'configFile' | 'oldDeployedDir'> & DeployOneOptions & PruneOptions,
   log: Logger,
 ): Promise<HeatConfigResult> {
   if (!existsSync(options.configFile)) {
@@ -58,6 +60,15 @@ export async function runHeatConfig(
         outcomes.push('notify-failed');
         exitCode = 1;
       }
+    }
+    // Only a list read whole says what is gone (an unreadable one returned above); a stopped run prunes nothing.
+    if (!isStopping()) {
+      const listedIds = new Set<string>();
+      for (const entry of deployments as unknown[]) {
+        const id = (entry as { id?: unknown } | null)?.id;
+        if (typeof id === 'string') listedIds.add(id);
+      }
+      await pruneAbsent(listedIds, options, log);
     }
     return { exitCode, outcomes };
   } finally {

@@ -6,5 +6,6 @@ export * from './inputs.ts';
 export * from './markers.ts';
 export * from './notify.ts';
 export * from './options.ts';
+export * from './prune.ts';
 export * from './run-hook.ts';
 export * from './signal-data.ts';

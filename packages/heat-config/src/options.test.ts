@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_HOOK_TIMEOUT_SECONDS, hookTimeoutSeconds, parseHeatConfigArgs, UsageError } from './options.ts';
+import {
+  DEFAULT_HOOK_TIMEOUT_SECONDS,
+  DEFAULT_PRUNE_AFTER_SECONDS,
+  hookTimeoutSeconds,
+  parseHeatConfigArgs,
+  USAGE,
+  UsageError,
+} from './options.ts';
 
 test('defaults are 55-heat-config paths; HEARTH_ROOT prefixes every default, env overrides win', () => {
   const plain = parseHeatConfigArgs([], {});
@@ -39,6 +46,24 @@ test('--interrupted and --hook-timeout win over their env vars; bad values are u
   assert.throws(() => parseHeatConfigArgs([], { HEAT_CONFIG_INTERRUPTED: 'skip' }), /HEAT_CONFIG_INTERRUPTED: invalid choice: 'skip'/);
   assert.throws(() => parseHeatConfigArgs(['--log-format', 'xml']), /--log-format: invalid choice: 'xml'/);
   assert.throws(() => parseHeatConfigArgs(['extra']), UsageError);
+});
+
+test('--prune-after wins over HEAT_CONFIG_PRUNE_AFTER; default 7 days, 0 allowed, negative or text refused; the outbox follows HEARTH_ROOT', () => {
+  const plain = parseHeatConfigArgs([], { HEARTH_ROOT: '/t' });
+  assert.deepEqual([plain.pruneAfterSeconds, plain.outboxDir], [DEFAULT_PRUNE_AFTER_SECONDS, '/t/var/lib/hearth/outbox']);
+  assert.equal(DEFAULT_PRUNE_AFTER_SECONDS, 604_800);
+  assert.equal(parseHeatConfigArgs([], { HEAT_CONFIG_PRUNE_AFTER: '0' }).pruneAfterSeconds, 0);
+  assert.equal(parseHeatConfigArgs(['--prune-after', '60'], { HEAT_CONFIG_PRUNE_AFTER: '0' }).pruneAfterSeconds, 60);
+  assert.equal(parseHeatConfigArgs([], { HEARTH_OUTBOX_DIR: '/o' }).outboxDir, '/o');
+  assert.throws(
+    () => parseHeatConfigArgs(['--prune-after=-1']),
+    new UsageError("argument --prune-after: expected a number of seconds, 0 or more, got '-1'"),
+  );
+  assert.throws(
+    () => parseHeatConfigArgs([], { HEAT_CONFIG_PRUNE_AFTER: 'weekly' }),
+    /HEAT_CONFIG_PRUNE_AFTER: expected a number of seconds/,
+  );
+  assert.match(USAGE, /--prune-after SECONDS[\s\S]*HEAT_CONFIG_PRUNE_AFTER/);
 });
 
 test('the hook timeout comes from the deployment options, else the default', () => {

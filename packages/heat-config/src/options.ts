@@ -9,6 +9,9 @@ export type InterruptedPolicy = 'rerun' | 'fail';
 /** Hook timeout when the deployment's options give none: 1 hour, in seconds. */
 export const DEFAULT_HOOK_TIMEOUT_SECONDS = 3600;
 
+/** How long a deployment must be missing from the list before its state files are removed: 7 days, in seconds. */
+export const DEFAULT_PRUNE_AFTER_SECONDS = 7 * 24 * 3600;
+
 /** Everything one heat-config run needs to know. */
 export interface HeatConfigOptions {
   /** The deployments list (JSON). HEAT_SHELL_CONFIG, default /var/run/heat-config/heat-config. */
@@ -27,6 +30,13 @@ export interface HeatConfigOptions {
   defaultTimeoutSeconds: number;
   /** Wait between SIGTERM and SIGKILL when a hook times out, in ms. HEAT_CONFIG_KILL_GRACE_MS, default 10000. */
   killGraceMs: number;
+  /**
+   * State files of a deployment missing from the list this long (s) are removed; 0 never removes them.
+   * --prune-after / HEAT_CONFIG_PRUNE_AFTER, default 604800 (7 days).
+   */
+  pruneAfterSeconds: number;
+  /** heat-config-notify's outbox: a deployment with a signal queued there is never pruned. HEARTH_OUTBOX_DIR, default /var/lib/hearth/outbox. */
+  outboxDir: string;
   /** Log lines as JSON (default) or text. */
   logFormat: 'json' | 'text';
   /** Least severe level logged. Default debug (55-heat-config logs at DEBUG). */
@@ -41,7 +51,8 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `usage: heat-config [-h] [--interrupted {rerun,fail}] [--hook-timeout SECONDS]
-                   [--log-format {json,text}] [--log-level {debug,info,warn,error}]
+                   [--prune-after SECONDS] [--log-format {json,text}]
+                   [--log-level {debug,info,warn,error}]
 
 Runs the hook of every deployment in the deployments list (HEAT_SHELL_CONFIG) that is not deployed
 yet, and hands each result to heat-config-notify. Installed as os-refresh-config's
@@ -56,6 +67,10 @@ options:
   --hook-timeout SECONDS
                         hook timeout when the deployment's options.timeout gives none
                         (default 3600; env HEAT_CONFIG_HOOK_TIMEOUT)
+  --prune-after SECONDS
+                        remove the state files of a deployment missing from the list for
+                        this long (default 604800: 7 days; 0: never; env
+                        HEAT_CONFIG_PRUNE_AFTER); kept while it runs or its result is unsent
   --log-format {json,text}
                         json: one object per line on stderr (default); text: for people
   --log-level {debug,info,warn,error}
@@ -69,6 +84,8 @@ environment:
   HEAT_CONFIG_HOOKS     first hook dir searched, before /usr/libexec/heat-config/hooks and
                         /var/lib/heat-config/hooks
   HEAT_CONFIG_NOTIFY    notifier command (default heat-config-notify)
+  HEARTH_OUTBOX_DIR     heat-config-notify's outbox, read before pruning (default
+                        /var/lib/hearth/outbox)
   HEARTH_ROOT           prefix for every default path (tests)
 
 exit status: 0 when every result was handed to heat-config-notify (failed hooks included),
@@ -89,6 +106,13 @@ function positiveSeconds(source: string, value: string): number {
   return seconds;
 }
 
+function nonNegativeSeconds(source: string, value: string): number {
+  const seconds = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`${source}: expected a number of seconds, 0 or more, got '${value}'`);
+  return seconds;
+}
+
 function policy(source: string, value: string): InterruptedPolicy {
   if (value === 'rerun' || value === 'fail') return value;
   throw new UsageError(`${source}: invalid choice: '${value}' (choose from 'rerun', 'fail')`);
@@ -106,6 +130,7 @@ export function parseHeatConfigArgs(argv: string[], env: NodeJS.ProcessEnv = pro
         help: { type: 'boolean', short: 'h' },
         interrupted: { type: 'string' },
         'hook-timeout': { type: 'string' },
+        'prune-after': { type: 'string' },
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
       },
@@ -126,6 +151,8 @@ export function parseHeatConfigArgs(argv: string[], env: NodeJS.ProcessEnv = pro
   const timeoutFlag = values['hook-timeout'];
   const timeoutEnv = set('HEAT_CONFIG_HOOK_TIMEOUT');
   const graceEnv = set('HEAT_CONFIG_KILL_GRACE_MS');
+  const pruneFlag = values['prune-after'];
+  const pruneEnv = set('HEAT_CONFIG_PRUNE_AFTER');
   return Object.freeze({
     configFile: paths.heatConfigFile,
     deployedDir: paths.heatConfigDeployedDir,
@@ -149,6 +176,13 @@ export function parseHeatConfigArgs(argv: string[], env: NodeJS.ProcessEnv = pro
           ? positiveSeconds('HEAT_CONFIG_HOOK_TIMEOUT', timeoutEnv)
           : DEFAULT_HOOK_TIMEOUT_SECONDS,
     killGraceMs: graceEnv === undefined ? 10_000 : positiveSeconds('HEAT_CONFIG_KILL_GRACE_MS', graceEnv),
+    pruneAfterSeconds:
+      pruneFlag !== undefined
+        ? nonNegativeSeconds('argument --prune-after', pruneFlag)
+        : pruneEnv !== undefined
+          ? nonNegativeSeconds('HEAT_CONFIG_PRUNE_AFTER', pruneEnv)
+          : DEFAULT_PRUNE_AFTER_SECONDS,
+    outboxDir: paths.outboxDir,
     logFormat,
     logLevel,
     help: values.help ?? false,
