@@ -42,6 +42,20 @@ test('config as JSON text is accepted; a config that is not an object fails with
   assert.equal(tool.calls().length, 1);
 });
 
+test('last_metadata is what the original json.dump writes: 1.0 stays a float, big integers keep every digit', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-cfn-'));
+  const tool = fakeTool('cfn-init');
+  const env = { HEAT_CFN_INIT_CMD: tool.path, HEAT_CFN_INIT_LAST_METADATA_DIR: dir };
+  const init = '{"config": {"files": {"/etc/app.json": {"content": {"version": 1.0, "id": 12345678901234567890, "name": "h\\u00e9"}}}}}';
+  // python3 -c 'import json,sys; json.dump({"AWS::CloudFormation::Init": json.loads(INIT)}, sys.stdout)'
+  const expected = `{"AWS::CloudFormation::Init": ${init}}`;
+  for (const stdin of [`{"id": "d1", "config": ${init}}`, JSON.stringify({ id: 'd1', config: init })]) {
+    const run = await runHookExecutable(HOOK, stdin, { env });
+    assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+    assert.equal(readFileSync(join(dir, 'last_metadata'), 'utf8'), expected, stdin);
+  }
+});
+
 test('HEARTH_ROOT prefixes the default metadata dir; cfn-init is found on PATH', async () => {
   const root = mkdtempSync(join(tmpdir(), 'hook-cfn-root-'));
   const tool = fakeTool('cfn-init');

@@ -1,4 +1,5 @@
 import { writeFileAtomic } from '@hearth/agent-kit';
+import { parsePyJson, pyJsonDumps, pyPlainData } from '@hearth/agent-kit/python-json';
 import { join } from 'node:path';
 import {
   describeValue,
@@ -32,7 +33,8 @@ function initConfig(config: unknown): Record<string, unknown> | string {
   let parsed = config;
   if (typeof config === 'string') {
     try {
-      parsed = JSON.parse(config) as unknown;
+      // As json.loads reads it: `1.0` stays a float and big integers keep every digit in the files cfn-init writes.
+      parsed = pyPlainData(parsePyJson(config));
     } catch {
       return `config must be an AWS::CloudFormation::Init object or JSON text of one, got ${describeValue(config)}`;
     }
@@ -45,7 +47,8 @@ async function runCfnInit({ deployment, log, env }: HookContext): Promise<HookRe
   const config = initConfig(deployment.config);
   if (typeof config === 'string') return failedResult(`cfn-init hook: ${config}`);
   const dir = ensureDir(hookPath('HEAT_CFN_INIT_LAST_METADATA_DIR', '/var/cache/heat-cfntools', env));
-  await writeFileAtomic(join(dir, 'last_metadata'), JSON.stringify({ 'AWS::CloudFormation::Init': config }), { mode: 0o700 });
+  // The original's json.dump: numbers as Python wrote them (JSON.stringify turns 1.0 into 1 and rounds big integers).
+  await writeFileAtomic(join(dir, 'last_metadata'), pyJsonDumps({ 'AWS::CloudFormation::Init': config }), { mode: 0o700 });
   return toolResult(await runTool(toolCommand('HEAT_CFN_INIT_CMD', 'cfn-init', env), [], { log }));
 }
 

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,7 +84,9 @@ test('writes client.rb and node/<fqdn>.json as the original, runs chef-client -z
 });
 
 test('kitchen: cloned to kitchen_path; kept on a re-run; removed and cloned again on UPDATE; a failed clone is the result', async () => {
-  const s = setup({ exitCode: 0 });
+  // The fake git answers `config --get remote.origin.url` with the kitchen's URL: the clone is that kitchen's.
+  const s = setup({ exitCode: 0 }, undefined, { stdout: 'https://git.example/k.git\n' });
+  const clones = () => s.git.calls().filter((call) => call.argv[0] === 'clone');
   const kitchenPath = join(s.root, 'kitchen');
   const deployment = (action: string) =>
     sampleDeployment({
@@ -94,13 +97,14 @@ test('kitchen: cloned to kitchen_path; kept on a re-run; removed and cloned agai
   const first = await runHookExecutable(HOOK, deployment('CREATE'), { env: s.env });
   assert.equal(first.result?.deploy_status_code, 0, first.stderr);
   assert.deepEqual(s.git.calls()[0]?.argv, ['clone', '--', 'https://git.example/k.git', kitchenPath]);
+  assert.equal(s.git.calls()[0]?.cwd, s.working, 'git runs in <working>, as the original did');
   assert.match(readFileSync(join(s.working, 'client.rb'), 'utf8'), new RegExp(`cookbook_path '${kitchenPath}/cookbooks'`));
   mkdirSync(join(kitchenPath, '.git'), { recursive: true });
   writeFileSync(join(kitchenPath, 'old'), 'x');
   await runHookExecutable(HOOK, deployment('CREATE'), { env: s.env });
-  assert.equal(s.git.calls().length, 1, 'an existing clone is kept');
+  assert.equal(clones().length, 1, 'an existing clone is kept');
   await runHookExecutable(HOOK, deployment('UPDATE'), { env: s.env });
-  assert.equal(s.git.calls().length, 2);
+  assert.equal(clones().length, 2);
   assert.equal(existsSync(join(kitchenPath, 'old')), false, 'UPDATE removed the old kitchen before cloning');
 
   // A kitchen that looks like an option reaches git as a repository.
@@ -146,4 +150,57 @@ test('failures: hostname -f, a config that is not a run list, a missing chef-cli
   });
   assert.equal(missing.result?.deploy_status_code, 1);
   assert.match(String(missing.result?.deploy_stderr), /no-chef/);
+});
+
+/** A local git repository (no network) whose file `which` holds `name`. */
+function gitRepo(parent: string, name: string): string {
+  const repo = join(parent, name);
+  mkdirSync(join(repo, 'cookbooks'), { recursive: true });
+  writeFileSync(join(repo, 'which'), name);
+  writeFileSync(join(repo, 'cookbooks', '.keep'), '');
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', repo, '-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { stdio: 'pipe' });
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', name);
+  return repo;
+}
+
+test("with real git: a relative kitchen_path is under <working>; another deployment's kitchen at the path is replaced, not used", async () => {
+  const root = mkdtempSync(join(tmpdir(), 'hook-chef-git-'));
+  const bin = mkdtempSync(join(tmpdir(), 'hook-chef-bin-'));
+  const chef = fakeTool('chef-client', {}, bin);
+  fakeTool('hostname', { stdout: 'node1.example.org\n' }, bin);
+  const env = { HEARTH_ROOT: root, PATH: `${bin}:${process.env.PATH ?? ''}` };
+  const working = join(root, 'var/lib/heat-config/heat-config-chef');
+  const repoA = gitRepo(root, 'A');
+  const repoB = gitRepo(root, 'B');
+  const deployment = (action: string, kitchen: string, kitchenPath: string) =>
+    sampleDeployment({ config: '[]', inputs: [{ name: 'deploy_action', value: action }], options: { kitchen, kitchen_path: kitchenPath } });
+
+  // Relative: cloned where chef-client (run in <working>) looks, never into the hook's own cwd.
+  const cwd = mkdtempSync(join(tmpdir(), 'hook-chef-cwd-'));
+  mkdirSync(join(cwd, 'rel'));
+  writeFileSync(join(cwd, 'rel', 'precious'), "not the hook's");
+  const relative = await runHookExecutable(HOOK, deployment('CREATE', repoA, 'rel'), { env, cwd });
+  assert.equal(relative.result?.deploy_status_code, 0, relative.stderr);
+  assert.equal(readFileSync(join(working, 'rel', 'which'), 'utf8'), 'A');
+  assert.match(readFileSync(join(working, 'client.rb'), 'utf8'), new RegExp(`cookbook_path '${working}/rel/cookbooks'`));
+  const updated = await runHookExecutable(HOOK, deployment('UPDATE', repoA, 'rel'), { env, cwd });
+  assert.equal(updated.result?.deploy_status_code, 0, updated.stderr);
+  assert.equal(readFileSync(join(cwd, 'rel', 'precious'), 'utf8'), "not the hook's", 'UPDATE removed nothing in the hook cwd');
+  assert.equal(existsSync(join(cwd, 'rel', '.git')), false);
+
+  // The default kitchen_path is shared: B's deployment must run B's cookbooks, and a re-run of B keeps its clone.
+  const kitchen = join(working, 'kitchen');
+  for (const repo of [repoA, repoB]) {
+    const run = await runHookExecutable(HOOK, deployment('CREATE', repo, ''), { env });
+    assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+  }
+  assert.equal(readFileSync(join(kitchen, 'which'), 'utf8'), 'B', "B's kitchen, not A's");
+  writeFileSync(join(kitchen, 'marker'), 'kept');
+  const again = await runHookExecutable(HOOK, deployment('CREATE', repoB, ''), { env });
+  assert.equal(again.result?.deploy_status_code, 0, again.stderr);
+  assert.equal(readFileSync(join(kitchen, 'marker'), 'utf8'), 'kept', 'the same kitchen is kept on a re-run');
+  assert.equal(chef.calls().length, 5);
 });

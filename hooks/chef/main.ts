@@ -1,6 +1,6 @@
 import { writeFileAtomic } from '@hearth/agent-kit/atomic-file';
 import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   CREDENTIAL_INPUTS,
   clearOutputs,
@@ -35,8 +35,9 @@ inputs:
   deploy_* (transport) left out of the node attributes
 
 options:
-  kitchen              git URL cloned to kitchen_path (again when deploy_action is UPDATE)
-  kitchen_path         default <working>/kitchen (cookbooks/, roles/, environments/ under it)
+  kitchen              git URL cloned to kitchen_path (again when deploy_action is UPDATE, or when
+                       kitchen_path holds a clone of another URL); a clone of the same URL is kept
+  kitchen_path         default <working>/kitchen, relative to <working> (cookbooks/, roles/, environments/ under it)
   expose_credentials   also put deploy_password in the node attributes (default false)
 
 env:
@@ -72,18 +73,37 @@ function runList(config: unknown): unknown {
   }
 }
 
-/** Clones the kitchen when asked; a failed clone is the deployment's result, undefined when all is well. */
-async function prepareKitchen(context: HookContext, kitchen: string | undefined, kitchenPath: string): Promise<HookResult | undefined> {
+/** Whether `kitchenPath` holds a clone of `kitchen` (its origin is that URL), so a re-run can keep it. */
+async function clonedFrom(kitchen: string, kitchenPath: string, context: HookContext): Promise<boolean> {
+  if (!existsSync(join(kitchenPath, '.git'))) return false;
+  const origin = await runTool('git', ['-C', kitchenPath, 'config', '--get', 'remote.origin.url'], { log: context.log });
+  return !origin.failed && origin.stdout.trim() === kitchen;
+}
+
+/**
+ * Clones the kitchen when asked (in `working`, as the original ran git there); a failed clone is the
+ * deployment's result, undefined when all is well.
+ */
+async function prepareKitchen(
+  context: HookContext,
+  kitchen: string | undefined,
+  kitchenPath: string,
+  working: string,
+): Promise<HookResult | undefined> {
   if (kitchen === undefined) return undefined;
   const { deployment, log } = context;
   if (inputValue(deployment, 'deploy_action') === 'UPDATE') rmSync(kitchenPath, { recursive: true, force: true });
-  else if (existsSync(join(kitchenPath, '.git'))) {
+  else if (await clonedFrom(kitchen, kitchenPath, context)) {
     log.info('kitchen already cloned, kept', { kitchenPath });
     return undefined;
+  } else if (existsSync(join(kitchenPath, '.git'))) {
+    // Another deployment's kitchen (the default kitchen_path is shared): running its cookbooks would be wrong.
+    log.info('kitchen path holds another clone, cloned again', { kitchen, kitchenPath });
+    rmSync(kitchenPath, { recursive: true, force: true });
   }
   log.info('cloning kitchen', { kitchen, kitchenPath });
   // `--`: a kitchen (or path) beginning with '-' is a repository, never a git option (--upload-pack=... runs a command).
-  const clone = await runTool('git', ['clone', '--', kitchen, kitchenPath], { log });
+  const clone = await runTool('git', ['clone', '--', kitchen, kitchenPath], { cwd: working, log });
   return clone.failed ? toolResult(clone) : undefined;
 }
 
@@ -95,8 +115,11 @@ async function runChef(context: HookContext): Promise<HookResult> {
   ensureDir(dirs.working);
   const options = deployment.options;
   const kitchen = typeof options.kitchen === 'string' && options.kitchen !== '' ? options.kitchen : undefined;
-  const kitchenPath =
-    typeof options.kitchen_path === 'string' && options.kitchen_path !== '' ? options.kitchen_path : join(dirs.working, 'kitchen');
+  // A relative kitchen_path is under <working>, where the original (and chef-client) ran: not the hook's own cwd.
+  const kitchenPath = resolve(
+    dirs.working,
+    typeof options.kitchen_path === 'string' && options.kitchen_path !== '' ? options.kitchen_path : 'kitchen',
+  );
   const clientConfig = [
     'log_level :debug',
     'log_location STDOUT',
@@ -106,7 +129,7 @@ async function runChef(context: HookContext): Promise<HookResult> {
     `role_path ${rubyString(join(kitchenPath, 'roles'))}`,
     `environment_path ${rubyString(join(kitchenPath, 'environments'))}`,
   ];
-  const cloneFailure = await prepareKitchen(context, kitchen, kitchenPath);
+  const cloneFailure = await prepareKitchen(context, kitchen, kitchenPath, dirs.working);
   if (cloneFailure !== undefined) return cloneFailure;
 
   const hostname = await runTool('hostname', ['-f'], { log });
