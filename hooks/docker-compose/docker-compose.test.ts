@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,4 +125,19 @@ test('unreadable env_files or a name that is not one directory fail with the rea
     assert.match(String(run.result?.deploy_stderr), /cannot name a project directory/);
   }
   assert.equal(tool.calls().length, 0);
+});
+
+test('a structured config is written as json.dumps(indent=2, ensure_ascii=False) writes it: 1.0 a float, big integers whole', async () => {
+  const { working, env } = setup();
+  const config = '{"web": {"image": "x", "environment": {"N": 12345678901234567890, "R": 1.0, "T": "h\\u00e9 \\ud83d\\ude00"}}}';
+  const stdin = JSON.stringify(
+    sampleDeployment({ name: 'proj', group: 'docker-compose', config: '@', inputs: [action('CREATE')] }),
+  ).replace('"@"', config);
+  const run = await runHookExecutable(HOOK, stdin, { env });
+  assert.equal(run.exitCode, 0, run.stderr);
+  const script = 'import json, sys; sys.stdout.write(json.dumps(json.load(sys.stdin)["config"], indent=2, ensure_ascii=False) + "\\n")';
+  const expected = spawnSync('python3', ['-c', script], { input: stdin, encoding: 'utf8' });
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(readFileSync(join(working, 'proj', 'docker-compose.yml'), 'utf8'), expected.stdout);
+  assert.match(expected.stdout, /"N": 12345678901234567890,\n\s*"R": 1\.0,\n\s*"T": "hé 😀"/);
 });

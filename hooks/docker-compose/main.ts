@@ -1,4 +1,5 @@
 import { writeFileAtomic } from '@hearth/agent-kit';
+import { pyJsonDumps } from '@hearth/agent-kit/python-json';
 import { existsSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import {
@@ -113,9 +114,9 @@ async function runDockerCompose(context: HookContext): Promise<HookResult> {
   const files = envFiles(inputValue(deployment, 'env_files'));
   if (typeof files === 'string') return failedResult(`docker-compose hook: ${files}`);
   ensureDir(project);
-  await writeFileAtomic(join(project, 'docker-compose.yml'), typeof config === 'string' ? config : JSON.stringify(config, null, 2) + '\n', {
-    mode: 0o600,
-  });
+  // Structured config as JSON (which YAML reads), its numbers as given: 1.0 stays a float, big integers whole.
+  const text = typeof config === 'string' ? config : `${pyJsonDumps(config, { indent: 2, ensureAscii: false })}\n`;
+  await writeFileAtomic(join(project, 'docker-compose.yml'), text, { mode: 0o600 });
   const referenced = referencedEnvFiles(config);
   for (const file of files) {
     const wanted =

@@ -43,11 +43,14 @@ env:
 /** The pillar top file: one pillar SLS with the deployment's data for every minion. */
 const PILLAR_TOP = "base:\n  '*':\n    - heat_config\n";
 
-/** The state file's text: a string as is, null as '', anything else as JSON (which YAML reads). */
+/**
+ * The state file's text: a string as is, null as '', anything else as JSON (which YAML reads), with its numbers
+ * as given (1.0 a float, big integers whole; JSON.stringify would change both) and its text unescaped.
+ */
 function stateText(config: unknown): string {
   if (typeof config === 'string') return config;
   if (config === null || config === undefined) return '';
-  return `${JSON.stringify(config, null, 2)}\n`;
+  return `${pyJsonDumps(config, { indent: 2, ensureAscii: false })}\n`;
 }
 
 /** What salt's JSON return says: whether some state failed, or undefined when it is not a state return at all. */

@@ -142,3 +142,17 @@ test('the pillar is json.dumps text (indent 2): a Float input stays a float for 
   assert.equal(expected.status, 0, expected.stderr);
   assert.equal(readFileSync(join(s.working, `${ID}_pillar`, 'heat_config.sls'), 'utf8'), expected.stdout);
 });
+
+test('a structured state is written as json.dumps(indent=2, ensure_ascii=False) writes it: 1.0 a float, big integers whole', async () => {
+  const s = setup({ stdout: ok, exitCode: 0 });
+  const config =
+    '{"motd": {"file.managed": [{"name": "/etc/motd"}, {"contents": "h\\u00e9 \\ud83d\\ude00"}, {"mode": 1.0}, {"n": 12345678901234567890}]}}';
+  const stdin = JSON.stringify(sampleDeployment({ id: ID, group: 'salt', config: '@' })).replace('"@"', config);
+  const run = await runHookExecutable(HOOK, stdin, { env: s.env });
+  assert.equal(run.exitCode, 0, run.stderr);
+  const script = 'import json, sys; sys.stdout.write(json.dumps(json.load(sys.stdin)["config"], indent=2, ensure_ascii=False) + "\\n")';
+  const expected = spawnSync('python3', ['-c', script], { input: stdin, encoding: 'utf8' });
+  assert.equal(expected.status, 0, expected.stderr);
+  assert.equal(readFileSync(join(s.working, `${ID}.sls`), 'utf8'), expected.stdout);
+  assert.match(expected.stdout, /"contents": "hé 😀"[\s\S]*"mode": 1\.0\n[\s\S]*"n": 12345678901234567890\n/);
+});

@@ -43,10 +43,19 @@ test('every option combination writes what python3 json.dumps writes, byte for b
     [{ indent: 1 }, ', indent=1'],
     [{ indent: 4, sortKeys: true }, ', indent=4, sort_keys=True'],
     [{ sortKeys: true }, ', sort_keys=True'],
+    [{ ensureAscii: false }, ', ensure_ascii=False'],
+    [{ indent: 2, ensureAscii: false }, ', indent=2, ensure_ascii=False'],
   ];
   for (const [options, kwargs] of cases) assert.equal(roundTrip(SAMPLE, options), python(SAMPLE, kwargs), kwargs);
   // Plain data as pyPlainData makes it sorts the same: integer-like keys by code point, not first.
   assert.equal(pyJsonDumps(pyPlainData(parsePyJson(SAMPLE)), { indent: 4, sortKeys: true }), python(SAMPLE, ', indent=4, sort_keys=True'));
+});
+
+test('ensure_ascii=False writes text as is, but a lone surrogate (which UTF-8 cannot hold) as its escape', () => {
+  assert.equal(
+    pyJsonDumps(['é 😀 \u007f \t', '\ud83d', 'a\ude00b'], { ensureAscii: false }),
+    '["é 😀 \u007f \\t", "\\ud83d", "a\\ude00b"]',
+  );
 });
 
 test('plain JavaScript data: fractions and -0 as Python floats, undefined as JSON.stringify leaves it', () => {

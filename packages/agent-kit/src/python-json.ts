@@ -200,6 +200,11 @@ export interface PyJsonDumpsOptions {
   indent?: number;
   /** `sort_keys=True`: keys in code-point order at every level. Default false: the dict's or object's own order. */
   sortKeys?: boolean;
+  /**
+   * `ensure_ascii`: every character outside ' '..'~' as `\uXXXX`. Default true, as Python's. False writes text as
+   * is (only `"`, `\` and control characters escaped), for files people and YAML readers read.
+   */
+  ensureAscii?: boolean;
 }
 
 const JSON_ESCAPES: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
@@ -207,6 +212,18 @@ const JSON_ESCAPES: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\b': '
 /** A JSON string literal as json.dumps() writes it (ensure_ascii: everything outside ' '..'~', DEL included, escaped). */
 export function pyJsonString(text: string): string {
   return `"${text.replace(/[\\"]|[^ -~]/g, (char) => JSON_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+/**
+ * A JSON string literal as json.dumps(ensure_ascii=False) writes it: `"`, `\` and the C0 controls escaped,
+ * everything else as is, but for a lone surrogate, escaped as ensure_ascii would (UTF-8 cannot hold one).
+ */
+function pyJsonStringAsIs(text: string): string {
+  return `"${text.replace(
+    // eslint-disable-next-line no-control-regex -- the control characters are what is escaped
+    /[\\"\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (char) => JSON_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )}"`;
 }
 
 /**
@@ -234,18 +251,19 @@ function byCodePoint([a]: [string, unknown], [b]: [string, unknown]): number {
 }
 
 /**
- * `json.dumps(value)` with Python's defaults (ensure_ascii, NaN/Infinity allowed), `indent` and `sort_keys` as
- * options. Takes parsed values (Map, PyFloat, bigint) and plain data alike; as JSON.stringify, undefined is null
+ * `json.dumps(value)` with Python's defaults (ensure_ascii, NaN/Infinity allowed), `indent`, `sort_keys` and
+ * `ensure_ascii` as options. Takes parsed values (Map, PyFloat, bigint) and plain data alike; as JSON.stringify, undefined is null
  * in a list and leaves its key out of an object.
  */
 export function pyJsonDumps(value: unknown, options: PyJsonDumpsOptions = {}): string {
-  const { indent, sortKeys = false } = options;
+  const { indent, sortKeys = false, ensureAscii = true } = options;
+  const string = ensureAscii ? pyJsonString : pyJsonStringAsIs;
   const write = (item: unknown, depth: number): string | undefined => {
     if (item === null) return 'null';
     if (typeof item === 'boolean') return String(item);
     if (typeof item === 'number') return pyNumber(item);
     if (typeof item === 'bigint') return String(item);
-    if (typeof item === 'string') return pyJsonString(item);
+    if (typeof item === 'string') return string(item);
     if (item instanceof PyFloat) return Number.isFinite(item.value) ? pyFloatRepr(item.value) : pyNumber(item.value);
     if (item instanceof PyBigInt) return String(item.value);
     if (typeof item !== 'object') return undefined;
@@ -266,7 +284,7 @@ export function pyJsonDumps(value: unknown, options: PyJsonDumpsOptions = {}): s
     const parts: string[] = [];
     for (const [key, element] of entries) {
       const written = write(element, depth + 1);
-      if (written !== undefined) parts.push(`${pyJsonString(key)}: ${written}`);
+      if (written !== undefined) parts.push(`${string(key)}: ${written}`);
     }
     return close('{', parts, '}');
   };
