@@ -23,7 +23,11 @@ export const ERRORS = {
     status: 431,
     message: 'The request headers are larger than the {limit} bytes hearth-server reads: send fewer or shorter headers.',
   },
-  ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive within {seconds} s: send it again.' },
+  ERR_REQUEST_TIMEOUT: {
+    status: 408,
+    message:
+      'The request did not arrive in time (its headers within {headers_seconds} s, all of it within {request_seconds} s): send it again.',
+  },
   ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: {method} {path}. See /docs for the API.' },
   ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on {path}.' },
   ERR_SERVER_NOT_FOUND: { status: 404, message: 'Server {id} does not exist in this project.' },

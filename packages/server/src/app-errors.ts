@@ -121,10 +121,18 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
 }
 
-/** What Node's HTTP parser refused, as a coded error; the error's code is the parser's (HPE_*) or Node's. */
-export function clientErrorOf(code: string, headersTimeoutMs: number): HearthError {
+/**
+ * What Node's HTTP parser refused, as a coded error; the error's code is the parser's (HPE_*) or Node's. Node
+ * gives the same code for headers slower than `headersTimeout` and a request slower than `requestTimeout`, so
+ * the message names both limits.
+ */
+export function clientErrorOf(code: string, timeouts: { headersTimeout: number; requestTimeout: number }): HearthError {
   if (code === 'HPE_HEADER_OVERFLOW') return new HearthError('ERR_REQUEST_HEADERS_TOO_LARGE', { limit: maxHeaderSize });
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HearthError('ERR_REQUEST_TIMEOUT', { seconds: headersTimeoutMs / 1000 });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new HearthError('ERR_REQUEST_TIMEOUT', {
+      headers_seconds: timeouts.headersTimeout / 1000,
+      request_seconds: timeouts.requestTimeout / 1000,
+    });
   return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
 }
 
@@ -137,7 +145,7 @@ export function clientErrorOf(code: string, headersTimeoutMs: number): HearthErr
 export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const coded = clientErrorOf(error.code ?? 'unknown', this.server.headersTimeout);
+  const coded = clientErrorOf(error.code ?? 'unknown', this.server);
   this.log.debug({ code: error.code }, coded.message);
   // As Node answers: only when no response has started on this connection, else the peer would read
   // this one in the middle of the other.

@@ -343,10 +343,13 @@ test("requests Node's HTTP parser refuses get a coded JSON body, and their bytes
     assert.doesNotMatch(lines.join(''), /S3CRET|X-Padding|pppp/, 'no raw request bytes in the log, even at trace');
     const still = await app.inject({ url: '/healthz' });
     assert.equal(still.statusCode, 200, 'the server keeps serving');
-    // A client too slow to send its headers (Node's headersTimeout) is told so, in seconds.
-    const slow = clientErrorOf('ERR_HTTP_REQUEST_TIMEOUT', 60_000);
+    // A client too slow (Node's headersTimeout or requestTimeout: one code for both) is told both limits, in seconds.
+    const slow = clientErrorOf('ERR_HTTP_REQUEST_TIMEOUT', { headersTimeout: 60_000, requestTimeout: 300_000 });
     assert.equal(slow.statusCode, 408);
-    assert.equal(errorBody(slow).error.message, 'The request did not arrive within 60 s: send it again.');
+    assert.equal(
+      errorBody(slow).error.message,
+      'The request did not arrive in time (its headers within 60 s, all of it within 300 s): send it again.',
+    );
   } finally {
     await done();
   }
