@@ -1,6 +1,7 @@
 import { heatTime } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { DeploymentRow } from '../store/schema.ts';
+import type { WriteContext } from '../store/write-queue.ts';
 import { topics, type Feed } from '../feed/feed.ts';
 import { deploymentEvent } from './deployment-rows.ts';
 import { TaskHealth } from './task-health.ts';
@@ -38,6 +39,50 @@ export function timeoutReason(
  * them: on SQLite a batch holds the event loop, on PostgreSQL the cluster-wide write lock.
  */
 const EXPIRE_BATCH = 200;
+
+/** One IN_PROGRESS deployment to fail, with its reason and the event that says why. */
+export interface DeploymentFailure {
+  row: Pick<DeploymentRow, 'id' | 'project_id' | 'server_id'>;
+  /** Its status_reason, and the event's message. */
+  reason: string;
+  type: 'deployment.timed_out' | 'deployment.failed';
+  data: Record<string, unknown>;
+}
+
+/**
+ * Fails deployments in the caller's write transaction, as a deadline does: FAILED with each one's
+ * reason, no deadline, an event each and its topic published. Only those still IN_PROGRESS change
+ * (one settled meanwhile keeps its result). Returns the ids it failed.
+ */
+export async function failDeployments({ trx, now, event, publish }: WriteContext, failures: DeploymentFailure[]): Promise<Set<string>> {
+  const changed = new Set<string>();
+  for (let start = 0; start < failures.length; start += EXPIRE_BATCH) {
+    // At most a sweep's batch per statement: a server deleted with thousands stays within SQLite's parameter limit.
+    const batch = failures.slice(start, start + EXPIRE_BATCH);
+    const ids = batch.map((failure) => failure.row.id);
+    // One statement for the batch: on PostgreSQL a statement per row was a round trip each under
+    // the write lock, and 30,000 due deployments took 21 s while signals waited up to 1 s.
+    const failed = await trx
+      .updateTable('software_deployments')
+      .set((eb) => {
+        let reason = eb.case('id').when(batch[0]!.row.id).then(batch[0]!.reason);
+        for (const failure of batch.slice(1)) reason = reason.when(failure.row.id).then(failure.reason);
+        return { status: 'FAILED', status_reason: reason.end(), deadline_at: null, updated_at: now };
+      })
+      .where('id', 'in', ids)
+      .where('status', '=', 'IN_PROGRESS')
+      .returning('id')
+      .execute();
+    for (const row of failed) changed.add(row.id);
+  }
+  // An event for each row the statements changed, and only those.
+  for (const failure of failures) {
+    if (!changed.has(failure.row.id)) continue;
+    event(deploymentEvent(failure.row, failure.type, failure.reason, failure.data));
+    publish(topics.deployment(failure.row.id));
+  }
+  return changed;
+}
 
 /**
  * How long after it starts hearth-server holds the deadlines that passed while it was not running:
@@ -146,7 +191,8 @@ export class DeadlineWatcher {
   }
 
   private async expire(): Promise<void> {
-    await this.store.write(async ({ trx, now, event, publish }) => {
+    await this.store.write(async (ctx) => {
+      const { trx, now } = ctx;
       const held = this.heldBefore(Date.parse(now));
       const startedAt = new Date(this.startedAt).toISOString();
       /** Whether the deadline passed before this process started (and so was held for the restart grace). */
@@ -174,28 +220,16 @@ export class DeadlineWatcher {
           return [row.id, `${reason}${outage}`];
         }),
       );
-      // One statement for the batch: on PostgreSQL a statement per row was a round trip each under
-      // the write lock, and 30,000 due deployments took 21 s while signals waited up to 1 s.
-      const failed = await trx
-        .updateTable('software_deployments')
-        .set((eb) => {
-          let reason = eb.case('id').when(expired[0]!.id).then(reasons.get(expired[0]!.id)!);
-          for (const row of expired.slice(1)) reason = reason.when(row.id).then(reasons.get(row.id)!);
-          return { status: 'FAILED', status_reason: reason.end(), deadline_at: null, updated_at: now };
-        })
-        .where('id', 'in', [...reasons.keys()])
-        .where('status', '=', 'IN_PROGRESS')
-        .returning('id')
-        .execute();
-      // An event for each row the statement changed, and only those.
-      const changed = new Set(failed.map((row) => row.id));
-      for (const row of expired) {
-        if (!changed.has(row.id)) continue;
-        // The cause as a code too: `hearth events --json` readers should not have to parse the sentence.
-        const data = { timeout: row.timeout_s, cause: timeoutCause(row), server_was_down: downAtDeadline(row) };
-        event(deploymentEvent(row, 'deployment.timed_out', reasons.get(row.id)!, data));
-        publish(topics.deployment(row.id));
-      }
+      await failDeployments(
+        ctx,
+        expired.map((row) => ({
+          row,
+          reason: reasons.get(row.id)!,
+          type: 'deployment.timed_out',
+          // The cause as a code too: `hearth events --json` readers should not have to parse the sentence.
+          data: { timeout: row.timeout_s, cause: timeoutCause(row), server_was_down: downAtDeadline(row) },
+        })),
+      );
     });
   }
 }

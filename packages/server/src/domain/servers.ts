@@ -9,6 +9,7 @@ import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 import { resourceEvent } from './events.ts';
 import { TaskHealth } from './task-health.ts';
+import { failDeployments } from './deadlines.ts';
 
 /** The server id of a `server-deleted:<id>` topic. */
 const SERVER_DELETED_TOPIC = topics.serverDeleted('');
@@ -157,18 +158,42 @@ export class ServerService {
     return this.toApi(row);
   }
 
-  /** Deletes a server, which revokes its credential at once. Its deployments stay until deleted. */
+  /**
+   * Deletes a server, which revokes at once its credential and its deployments' own (their signal
+   * URLs, keystone users and temp URLs were handed to that VM alone) and fails its IN_PROGRESS
+   * deployments: no VM will signal them. Its deployments stay, as history, until deleted.
+   */
   async delete(projectId: string, id: string): Promise<void> {
-    const row = await this.store.write(async ({ trx, event, publish }) => {
+    const row = await this.store.write(async (ctx) => {
+      const { trx, event, publish } = ctx;
       const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
+      // Its deployments are those its agent reads: this project's with its id (deployments made before it registered too).
+      const deployments = trx.selectFrom('software_deployments').where('project_id', '=', projectId).where('server_id', '=', id);
+      // Not cached anywhere (GuestCredentials reads the store every time): gone from the store, refused on every replica.
+      // By key (the table's primary key), not by target: no scan of every credential of every project.
+      const keys = deployments.select('access_key_id').where('access_key_id', 'is not', null);
+      await trx.deleteFrom('resource_credentials').where('access_key_id', 'in', keys).where('kind', '=', 'deployment').execute();
+      const waiting = await deployments.select(['id', 'project_id', 'server_id']).where('status', '=', 'IN_PROGRESS').execute();
+      const reason = `Its server ${id} (${found.name}) was deleted before it signalled a result`;
+      await failDeployments(
+        ctx,
+        waiting.map((deployment) => ({
+          row: deployment,
+          reason,
+          type: 'deployment.failed',
+          data: { status: 'FAILED', cause: 'server_deleted' },
+        })),
+      );
       await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
       await trx.deleteFrom('servers').where('id', '=', id).execute();
       event(
         resourceEvent(
           { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
           'server.deleted',
-          `Server ${found.name} deleted; its credential is revoked`,
+          `Server ${found.name} deleted; its credential and those of its deployments are revoked` +
+            (waiting.length > 0 ? `; ${waiting.length} deployment(s) in progress failed` : ''),
+          { deployments_failed: waiting.length },
         ),
       );
       publish(topics.credential(found.access_key_id));
