@@ -126,3 +126,13 @@ test('deriveConfig: a config without a body gives "", empty name and group fall 
   assert.deepEqual(deriveConfig({ ...config, config: { a: 1 } }, row(), null).config, { a: 1 });
   assert.equal(deriveConfig(config, row({ name: '' }), null).name, 'web');
 });
+
+test('deriveConfig: a value stored in the config wins over its default (heatclient derives configs itself); a deployment value over both', () => {
+  const withValue: SoftwareConfig = { ...config, inputs: [{ name: 'foo', type: 'String', default: 'dflt', value: 'given' }] };
+  const foo = (c: SoftwareConfig, values: Record<string, unknown>) =>
+    deriveConfig(c, row({ input_values: JSON.stringify(values) }), null).inputs.find((input) => input.name === 'foo')?.value;
+  assert.equal(foo(withValue, {}), 'given');
+  assert.equal(foo(withValue, { foo: 'deployed' }), 'deployed');
+  assert.equal(foo(config, {}), 'dflt');
+  assert.equal(foo({ ...config, inputs: [{ name: 'foo', type: 'String' }] }, {}), null);
+});

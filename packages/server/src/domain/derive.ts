@@ -43,8 +43,10 @@ export function deriveConfig(config: SoftwareConfig, deployment: DeploymentRow, 
     declared.add(input.name);
     // Every derived input has a `value`, null when neither given nor defaulted, as Heat's has:
     // 55-heat-config reads `input['value']` of each input and fails the whole deployment
-    // (KeyError, so no hook and no signal) when the key is missing.
-    const value = Object.hasOwn(values, input.name) ? values[input.name] : (input.default ?? input.value ?? null);
+    // (KeyError, so no hook and no signal) when the key is missing. A value stored in the config
+    // wins over its default: heatclient (`openstack software deployment create --input-value`)
+    // sends a config derived on the client side, with the operator's value beside the default.
+    const value = Object.hasOwn(values, input.name) ? values[input.name] : (input.value ?? input.default ?? null);
     inputs.push({ ...input, value });
   }
   for (const [name, value] of Object.entries(values)) {
