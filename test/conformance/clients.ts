@@ -67,6 +67,20 @@ export function skipUnlessClients(): false | string {
   return message;
 }
 
+/** True when Debian's python3-heatclient is importable by the `python3` the sandbox runs (the harness's PATH). */
+export function heatclientInstalled(): boolean {
+  const { PATH, LANG } = baseEnv(tmpdir());
+  return spawnSync('python3', ['-c', 'import heatclient.client'], { env: { PATH, LANG }, stdio: 'ignore', timeout: 30_000 }).status === 0;
+}
+
+/** The `skip` option for the heatclient tests, as skipUnlessClients: a message, or a throw under CI=true. */
+export function skipUnlessHeatclient(): false | string {
+  if (heatclientInstalled()) return false;
+  const message = 'python3-heatclient missing (python3 -c "import heatclient" failed): apt-get install -y python3-heatclient';
+  if (process.env.CI === 'true') throw new Error(`${message} (CI=true: a missing client is a failure)`);
+  return message;
+}
+
 let probed: Isolation | undefined;
 
 /** Whether runs can be put in private namespaces here (probed once: unshare, overlayfs, loopback up). */
