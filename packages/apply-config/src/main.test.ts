@@ -134,6 +134,16 @@ test('executable templates get the metadata as JSON on stdin; a failing one abor
   assert.ok(!existsSync(join(out2, 'a-first')), 'nothing is written when one template fails');
 });
 
+test('with -t . an executable template is run from the template dir, never looked up on PATH', () => {
+  const root = workspace({ hostname: '#!/bin/sh\necho from the template\n' }, { 'm.json': '{}' });
+  chmodSync(join(root, 'templates/hostname'), 0o755);
+  const env = { ...process.env, HEARTH_APPLY_CONFIG_LOG_FILE: join(root, 'log') };
+  const argv = [BIN, '--fallback-metadata', '-t', '.', '-o', join(root, 'out'), '-m', join(root, 'm.json')];
+  const result = spawnSync(process.execPath, argv, { cwd: join(root, 'templates'), env, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(result.status, 0, result.stderr);
+  assert.equal(readFileSync(join(root, 'out/hostname'), 'utf8'), 'from the template\n');
+});
+
 test('--validate renders and writes nothing; a template error is exit 1', () => {
   const root = workspace({ ok: '{{a}}', bad: '{{#a}}x{{/b}}' }, { 'm.json': '{"a": 1}' });
   const result = run(['-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json'), '--validate']);

@@ -70,7 +70,9 @@ function isExecutableFile(path: string): boolean {
 
 /** Runs an executable template with the metadata (json.dumps) on stdin; its stdout is the file. */
 export function renderExecutable(path: string, config: PyDict): string {
-  const result = spawnSync(path, [], { input: pyJsonDumps(config), maxBuffer: 256 * 1024 * 1024 });
+  // `-t .` makes paths like `hostname` (join drops the `./` os.walk keeps): without a slash, spawn would search PATH.
+  const command = path.includes('/') ? path : `./${path}`;
+  const result = spawnSync(command, [], { input: pyJsonDumps(config), maxBuffer: 256 * 1024 * 1024 });
   const stdout = result.stdout ?? Buffer.alloc(0);
   const stderr = result.stderr ?? Buffer.alloc(0);
   // A script that exits without reading its stdin is fine (EPIPE), as for the original.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readTrace, tempDir, tracingScript } from './test-support.ts';
@@ -77,4 +77,19 @@ test('dib-run-parts: --list prints full paths; a missing dir is a usage error (e
   const failed = run(DIB_RUN_PARTS, [dir], { TRACE: join(root, 'trace') });
   assert.equal(failed.status, 5);
   assert.deepEqual(readTrace(join(root, 'trace')), ['a', 'b']);
+});
+
+test('dib-run-parts: an environment file that sets `prefix` (common in build settings) changes nothing of the run', (t) => {
+  const root = tempDir(t);
+  const dir = join(root, 'd');
+  mkdirSync(join(root, 'environment.d'));
+  writeFileSync(join(root, 'environment.d', '10-build'), 'prefix=/usr\nexport FROM_ENV_D=yes\n');
+  writeFileSync(join(root, 'environment.d', '20-more'), 'true\n');
+  tracingScript(join(dir, '10-a'), '${FROM_ENV_D}');
+  const result = run(DIB_RUN_PARTS, [dir], { TRACE: join(root, 'trace') });
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(readTrace(join(root, 'trace')), ['yes']);
+  const sourcing = result.stderr.split('\n').filter((line) => line.includes('Sourcing environment file'));
+  assert.equal(sourcing.length, 2);
+  for (const line of sourcing) assert.match(line, /^dib-run-parts /);
 });

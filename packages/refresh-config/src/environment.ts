@@ -2,7 +2,9 @@
 // scripts, with `set -eu -o pipefail` and xtrace on. We do the same in one bash and read back the
 // environment (and working directory) it ends with, so the scripts see exactly what they would.
 import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ChildTracker } from './child-processes.ts';
 
 /** What the scripts of one directory run with after the environment files. */
@@ -16,18 +18,19 @@ export interface SourcingFailure {
   exitCode: number;
 }
 
-// $1 is the prefix of the "Sourcing" lines (empty: no such lines); the rest are the files. The environment goes out on fd 3
-// so that what the files print on stdout/stderr reaches ours, as it would under dib-run-parts.
+// $1 is where the environment goes, $2 the prefix of the "Sourcing" lines (empty: no such lines); the rest are the
+// files. A file, not a pipe: stdout/stderr stay ours, as under dib-run-parts, and a daemon an environment file starts in
+// the background (`eval $(ssh-agent)`) holds no pipe of ours open, so nothing waits for it to end. Our variables have
+// names an environment file will not set (`prefix=/usr` is common).
 const SOURCE_SCRIPT = `set -ue -o pipefail
-prefix=$1; shift
+hearth_environment_out=$1; hearth_sourcing_prefix=$2; shift 2
 for env_file in "$@"; do
-  [ -z "$prefix" ] || printf '%s %s Sourcing environment file %s\\n' "$prefix" "$(date)" "$env_file" >&2
+  [ -z "$hearth_sourcing_prefix" ] || printf '%s %s Sourcing environment file %s\\n' "$hearth_sourcing_prefix" "$(date)" "$env_file" >&2
   set -o xtrace
   source "$env_file"
   set +o xtrace
 done
-printf '%s\\0' "$PWD" >&3
-env -0 >&3`;
+{ printf '%s\\0' "$PWD"; env -0; } >"$hearth_environment_out"`;
 
 /** Splits bash's `$PWD\\0` + `env -0` output; drops what bash itself adds (`_`, SHLVL) in favour of `base`. */
 export function parseSourcedOutput(output: string, base: NodeJS.ProcessEnv): SourcedEnvironment {
@@ -49,22 +52,35 @@ export function sourceEnvironment(
   env: NodeJS.ProcessEnv,
   options: { announcePrefix?: string; tracker?: ChildTracker } = {},
 ): Promise<SourcedEnvironment | SourcingFailure> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', SOURCE_SCRIPT, 'dib-run-parts', options.announcePrefix ?? '', ...files], {
+  let scratch: string;
+  try {
+    // Private (0700): the environment may hold secrets.
+    scratch = mkdtempSync(join(tmpdir(), 'hearth-refresh-env-'));
+  } catch (error) {
+    process.stderr.write(`dib-run-parts: cannot create a temp dir to source ${files.join(' ')}: ${(error as Error).message}\n`);
+    return Promise.resolve({ exitCode: 1 });
+  }
+  const out = join(scratch, 'environment');
+  return new Promise<SourcedEnvironment | SourcingFailure>((resolve) => {
+    const child = spawn('bash', ['-c', SOURCE_SCRIPT, 'dib-run-parts', out, options.announcePrefix ?? '', ...files], {
       env,
-      stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+      stdio: 'inherit',
     });
     if (child.pid !== undefined) options.tracker?.add(child.pid);
-    const chunks: Buffer[] = [];
-    child.stdio[3]?.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.once('error', (error) => {
       process.stderr.write(`dib-run-parts: cannot start bash to source ${files.join(' ')}: ${error.message}\n`);
       resolve({ exitCode: 127 });
     });
-    child.once('close', (code, signal) => {
+    child.once('exit', (code, signal) => {
       if (child.pid !== undefined) options.tracker?.forget(child.pid);
-      if (code === 0) resolve(parseSourcedOutput(Buffer.concat(chunks).toString('utf8'), env));
-      else resolve({ exitCode: signal === null ? (code ?? 1) : 128 + (constants.signals[signal] ?? 0) });
+      if (code === 0) {
+        try {
+          resolve(parseSourcedOutput(readFileSync(out, 'utf8'), env));
+        } catch (error) {
+          process.stderr.write(`dib-run-parts: cannot read the environment sourced from ${files.join(' ')}: ${(error as Error).message}\n`);
+          resolve({ exitCode: 1 });
+        }
+      } else resolve({ exitCode: signal === null ? (code ?? 1) : 128 + (constants.signals[signal] ?? 0) });
     });
-  });
+  }).finally(() => rmSync(scratch, { recursive: true, force: true }));
 }

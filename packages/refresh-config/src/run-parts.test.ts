@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loggerRunPartsReporter, profilingTable, textRunPartsReporter, type RunPartsReporter } from './report.ts';
 import { execScript } from './exec-script.ts';
@@ -105,6 +105,29 @@ test('environment.d is sourced first: exported variables reach the scripts, unex
   assert.deepEqual(readTrace(trace), ['one two [] []']);
   assert.deepEqual(reporter.events.slice(0, 2), ['sourcing 10-first', 'sourcing 20-second']);
   assert.equal(process.env.FROM_ENV_D, undefined, 'our own environment is untouched');
+});
+
+test('a background process an environment file starts (a daemon) does not hold the pass until it ends', async (t) => {
+  const { root, dir, trace, env } = setup(t);
+  mkdirSync(join(root, 'environment.d'));
+  const daemonPid = join(root, 'daemon.pid');
+  // As `eval $(ssh-agent)`: a process that outlives the sourcing, its stdio detached from ours.
+  writeFileSync(
+    join(root, 'environment.d', '10-daemon'),
+    `sleep 20 </dev/null >/dev/null 2>&1 &\necho $! > ${daemonPid}\nexport FROM_ENV_D=yes\n`,
+  );
+  tracingScript(join(dir, '10-show'), '${FROM_ENV_D}');
+  const started = performance.now();
+  const result = await runParts(dir, { env, reporter: recorder() });
+  const waitedMs = Math.round(performance.now() - started);
+  try {
+    process.kill(Number(readFileSync(daemonPid, 'utf8')), 'SIGKILL');
+  } catch {
+    // it ended on its own: the pass waited for it
+  }
+  assert.equal(result.exitCode, 0);
+  assert.deepEqual(readTrace(trace), ['yes']);
+  assert.ok(waitedMs < 10_000, `the pass waited ${waitedMs} ms for the daemon`);
 });
 
 test('a failing environment file stops the directory before any script', async (t) => {
