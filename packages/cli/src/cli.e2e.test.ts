@@ -213,6 +213,17 @@ describe('hearth CLI against a real hearth-server', () => {
     assert.equal(after.software_configs.length, before.software_configs.length);
   });
 
+  test('config create refuses a config file that is not UTF-8 instead of uploading it mangled', async () => {
+    const before = await hearthJson<{ software_configs: unknown[] }>(['config', 'list']);
+    writeFileSync(join(scratch, 'latin1.sh'), Buffer.from('echo caf\xe9\n', 'latin1'));
+    const result = await hearth(['config', 'create', 'latin1', '--group', 'script', '--config-file', join(scratch, 'latin1.sh')]);
+    assert.equal(result.code, 64, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^hearth: --config-file \S+latin1\.sh is not UTF-8 text \(ERR_USAGE\)\nhearth: hint: .*iconv/m);
+    const after = await hearthJson<{ software_configs: unknown[] }>(['config', 'list']);
+    assert.equal(after.software_configs.length, before.software_configs.length);
+  });
+
   test('deployment create, show and list', async () => {
     const id = await newDeployment(['--input', 'greeting=hey', '--name', 'first', '--timeout', '600']);
     const shown = await hearthJson<{ software_deployment: Record<string, unknown> }>(['deployment', 'show', id]);
@@ -228,7 +239,7 @@ describe('hearth CLI against a real hearth-server', () => {
   test('deployment wait exits 0 once the agent signals success; deployment output prints it', async () => {
     const id = await newDeployment();
     const wait = startHearth(['deployment', 'wait', id, '--timeout', '60', '--json']);
-    await wait.stderrMatches(new RegExp(`deployment ${id.slice(0, 8)}: IN_PROGRESS, \\d+ s elapsed`));
+    await wait.stderrMatches(new RegExp(`deployment ${id}: IN_PROGRESS, \\d+ s elapsed`));
     const agent = createClient({ url: server.url, token: ids.token });
     await agent.signal(id, { deploy_stdout: 'done\n', deploy_stderr: '', deploy_status_code: 0, result: '42' });
     const result = await wait.done;
@@ -250,6 +261,24 @@ describe('hearth CLI against a real hearth-server', () => {
       timeline.timeline.map((e) => e.type).filter((t) => t !== 'deployment.fetched'),
       ['deployment.created', 'deployment.completed'],
     );
+  });
+
+  test('deployment show cuts a big output to a line that says how to print it whole', async () => {
+    const id = await newDeployment();
+    const agent = createClient({ url: server.url, token: ids.token });
+    const big = `${'log line\n'.repeat(60_000)}end`;
+    await agent.signal(id, { deploy_stdout: big, deploy_stderr: '', deploy_status_code: 0, result: 'ok' });
+    const shown = await hearth(['deployment', 'show', id]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.ok(shown.stdout.length < 2000, `${shown.stdout.length} characters`);
+    const command = `hearth deployment output ${id} deploy_stdout`;
+    const line = new RegExp(`^ {2}deploy_stdout: "(log line\\\\n){22}lo… \\(540003 characters; all of it: ${command}\\)$`, 'm');
+    assert.match(shown.stdout, line);
+    assert.match(shown.stdout, /^ {2}result: "ok"$/m);
+    const whole = await hearth(command.split(' ').slice(1));
+    assert.equal(whole.stdout, `${big}\n`);
+    const json = await hearthJson<{ software_deployment: { output_values: Record<string, unknown> } }>(['deployment', 'show', id]);
+    assert.equal(json.software_deployment.output_values.deploy_stdout, big);
   });
 
   test('deployment wait exits 1 after a failing signal', async () => {
@@ -340,6 +369,16 @@ describe('hearth CLI against a real hearth-server', () => {
     assert.ok(filtered.events.every((e) => e.resource_id === ids.server));
     const table = await hearth(['events', '--limit', '2']);
     assert.match(table.stdout, /^ID +TIME +TYPE +RESOURCE +MESSAGE\n/);
+
+    // The command printed for the next page keeps the filters: pasted, it lists more of the same.
+    const first = await hearth(['events', '--type', 'server.created', '--limit', '1']);
+    const next = /^hearth: more events may follow: (hearth events --after \d+ --type server\.created --limit 1)$/m.exec(first.stderr);
+    assert.ok(next?.[1], first.stderr);
+    const pasted = await hearth(next[1].split(' ').slice(1));
+    assert.equal(pasted.code, 0, pasted.stderr);
+    const rows = pasted.stdout.trim().split('\n').slice(1);
+    assert.equal(rows.length, 1, pasted.stdout);
+    assert.match(rows[0] ?? '', /^\d+ +\S+ +server\.created /);
 
     const follow = startHearth(['events', '--follow', '--json', '--after', page.next_cursor]);
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -1,7 +1,8 @@
 import type { ConfigInput, ConfigOutput, JsonObject, ParameterType, SoftwareConfigCreate } from '@hearth/protocol';
 import { load } from 'js-yaml';
-import { usageError } from './errors.ts';
+import { usageError, type ExitError } from './errors.ts';
 import { coerceDefault, parseInputDeclaration, parseInputType } from './flag-values.ts';
+import { NOT_UTF8 } from './io.ts';
 import { MAX_CONFIG_REQUEST_BYTES, MAX_CONFIG_TEXT_LENGTH } from './protocol-values.ts';
 
 /** The flags of `config create`, as commander hands them over. */
@@ -25,13 +26,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The usage error for a file named by `flag` that could not be read as text. */
+function unreadable(flag: string, path: string, error: unknown): ExitError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === NOT_UTF8) {
+    const binary = flag === '--config-file' ? ', or base64-encode binary data and decode it in the script' : '';
+    return usageError(`${flag} ${path} is not UTF-8 text`, `convert the file to UTF-8 (iconv -t UTF-8)${binary}`);
+  }
+  return usageError(`${flag} ${path}: cannot read it (${code ?? String(error)})`);
+}
+
 /** Reads and parses a JSON or YAML file named by `flag`; a problem is a usage error naming file and flag. */
 export async function readStructuredFile(path: string, flag: string, readFile: FileReader): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path);
   } catch (error) {
-    throw usageError(`${flag} ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw unreadable(flag, path, error);
   }
   try {
     return load(text);
@@ -77,7 +88,7 @@ async function configText(flags: ConfigCreateFlags, readFile: FileReader): Promi
   try {
     return await readFile(path);
   } catch (error) {
-    throw usageError(`--config-file ${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw unreadable('--config-file', path, error);
   }
 }
 

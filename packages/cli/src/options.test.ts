@@ -69,3 +69,15 @@ test('a token that cannot be sent in a header is a usage error naming where it c
     (error: unknown) => error instanceof ExitError && error.exitCode === 64 && !error.message.includes('secret'),
   );
 });
+
+test('a URL with a query or fragment is a usage error: the API paths would land in it', () => {
+  for (const url of ['http://127.0.0.1:8000?x=1', 'http://127.0.0.1:8000/#top', 'https://h.test/hearth?']) {
+    const errors = resolveGlobalOptions({}, { HEARTH_URL: url }).errors;
+    assert.equal(errors.length, 1, url);
+    assert.match(
+      errors[0] ?? '',
+      /^HEARTH_URL "\S+" has a query or fragment: give hearth-server's base URL, e.g. (http:\/\/127\.0\.0\.1:8000|https:\/\/h\.test\/hearth)$/,
+    );
+  }
+  assert.deepEqual(resolveGlobalOptions({ url: 'http://127.0.0.1:8000/hearth/' }, {}).errors, []);
+});

@@ -65,6 +65,10 @@ export function resolveGlobalOptions(flags: GlobalFlags, env: Readonly<Record<st
   }
   if (parsed && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     errors.push(`${urlName} ${JSON.stringify(url)} must start with http:// or https://`);
+  } else if (parsed && /[?#]/.test(url)) {
+    // API paths are appended to the base URL: after a '?' or '#' they would be a query or fragment.
+    const base = `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+    errors.push(`${urlName} ${JSON.stringify(url)} has a query or fragment: give hearth-server's base URL, e.g. ${base}`);
   }
   const badToken = token === undefined ? undefined : tokenProblem(token);
   if (badToken !== undefined) errors.push(`${tokenSource === 'flag' ? '--token' : 'HEARTH_TOKEN'} ${badToken}`);

@@ -57,6 +57,11 @@ export function formatFields(fields: ReadonlyArray<readonly [string, unknown]>):
     .join('');
 }
 
+/** `text` as one shell word, for commands a message tells the operator to run: as it is when plain, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w.:/=,@+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
 /** Formats a value as the single JSON document of --json output. */
 export function formatJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

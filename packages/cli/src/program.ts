@@ -29,10 +29,16 @@ Exit codes:
   130 interrupted (Ctrl-C): a wait or --follow stopped
   141 stdout closed by its reader (hearth events --follow | head -2), as a shell reports coreutils`;
 
-/** Rewrites commander's `error: ...` message as `hearth: ... (ERR_USAGE)` with a pointer to --help. */
+/**
+ * Rewrites commander's `error: ...` message as `hearth: ... (ERR_USAGE)` with a pointer to --help;
+ * its suggestion (`\n(Did you mean list?)`, on a line of its own) goes into the hint.
+ */
 export function formatUsageMessage(commanderMessage: string): string {
   const message = commanderMessage.trim().replace(/^error:\s*/, '');
-  return `hearth: ${message} (ERR_USAGE)\nhearth: hint: run the command with --help to see its usage\n`;
+  const [, problem = message, suggestion] = /^(.*)\n\(Did you mean (.*)\?\)$/.exec(message) ?? [];
+  const help = 'run the command with --help to see its usage';
+  const hint = suggestion === undefined ? help : `did you mean ${suggestion}? Or ${help}`;
+  return `hearth: ${problem} (ERR_USAGE)\nhearth: hint: ${hint}\n`;
 }
 
 /** Builds the `hearth` command tree; it never exits the process (commander errors are thrown). */

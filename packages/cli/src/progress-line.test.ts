@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { ProgressLine } from './progress-line.ts';
 
 /** A sink that records what was written. */
-function sink(isTTY: boolean): { isTTY: boolean; text: string; write(text: string): void } {
+function sink(isTTY: boolean, columns?: number): { isTTY: boolean; columns?: number; text: string; write(text: string): void } {
   return {
     isTTY,
+    ...(columns === undefined ? {} : { columns }),
     text: '',
     write(text: string) {
       this.text += text;
@@ -52,4 +53,24 @@ test('the text cannot move the cursor: its control characters are shown escaped'
   line.update('wait condition a\x1b[1Ab: fetching', 'fetching', 0);
   line.finish('done\r\x1b[2K');
   assert.equal(tty.text, '\r\x1b[2Kwait condition a\\x1b[1Ab: fetching\r\x1b[2Kdone\\r\\x1b[2K\n');
+});
+
+test('on a terminal the line is cut to its width, so a rewrite never leaves wrapped rows behind; the final line is whole', () => {
+  const tty = sink(true, 30);
+  const line = new ProgressLine(tty);
+  line.update('deployment 01a21d57: hearth-server unreachable (ERR_CONNECTION), retrying, 3 s elapsed', 'retrying', 0);
+  line.update('wait condition 日本語日本語日本語日本語: fetching', 'fetching', 1000);
+  line.finish('deployment 01a21d57: COMPLETE after 4 s, a line longer than the terminal');
+  assert.equal(
+    tty.text,
+    [
+      '\r\x1b[2Kdeployment 01a21d57: hearth-…',
+      // 日 takes two columns: one that would end past column 28 (29 with the '…') is left out whole.
+      '\r\x1b[2Kwait condition 日本語日本語…',
+      '\r\x1b[2Kdeployment 01a21d57: COMPLETE after 4 s, a line longer than the terminal\n',
+    ].join(''),
+  );
+  const pipe = sink(false, 30);
+  new ProgressLine(pipe).update('a pipe gets the whole line, however long it is', 'k', 0);
+  assert.equal(pipe.text, 'a pipe gets the whole line, however long it is\n');
 });

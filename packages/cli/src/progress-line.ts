@@ -1,5 +1,5 @@
 import type { TextSink } from './io.ts';
-import { escapeControls } from './terminal-text.ts';
+import { escapeControls, fitColumns } from './terminal-text.ts';
 
 /** Options of a ProgressLine. */
 export interface ProgressLineOptions {
@@ -9,7 +9,7 @@ export interface ProgressLineOptions {
 
 /**
  * A status line on stderr. On a terminal it is rewritten in place whenever its text changes (the
- * caller's text changes at most once a second: it shows whole seconds). Elsewhere a new line is
+ * caller's text changes at most once a second: it shows whole seconds), cut to the terminal's width. Elsewhere a new line is
  * printed when the key (e.g. the status) changes, else at most once per `pipeIntervalMs`.
  */
 export class ProgressLine {
@@ -33,7 +33,9 @@ export class ProgressLine {
     const keyChanged = key !== this.lastKey;
     if (this.sink.isTTY === true) {
       if (text === this.lastText) return;
-      this.sink.write(`\r\x1b[2K${text}`);
+      // A line wider than the terminal wraps, and `\r\x1b[2K` clears only its last row: the rest would pile up.
+      const columns = this.sink.columns;
+      this.sink.write(`\r\x1b[2K${columns !== undefined && columns > 1 ? fitColumns(text, columns - 1) : text}`);
       this.open = true;
     } else {
       if (!keyChanged && nowMs - this.lastShownAt < this.pipeIntervalMs) return;

@@ -64,6 +64,21 @@ test('bad flags exit 64 with a hearth: message and no client call', async () => 
   }
 });
 
+test("a misspelt command or flag is one hearth: line, with commander's suggestion as the hint", async () => {
+  for (const [argv, wrong, suggestion] of [
+    [['stak', 'list'], "unknown command 'stak'", 'stack'],
+    [['deployment', 'crate'], "unknown command 'crate'", 'create'],
+    [['server', 'list', '--jsno'], "unknown option '--jsno'", '--json'],
+  ] as const) {
+    const result = await runFake([...argv]);
+    assert.equal(result.code, 64, argv.join(' '));
+    assert.equal(
+      result.stderr,
+      `hearth: ${wrong} (ERR_USAGE)\nhearth: hint: did you mean ${suggestion}? Or run the command with --help to see its usage\n`,
+    );
+  }
+});
+
 test('a missing token exits 64 with the HEARTH_TOKEN hint', async () => {
   const result = await runFake(['server', 'list'], { listServers: async () => [] }, {});
   assert.equal(result.code, 64);
@@ -244,7 +259,7 @@ test('deployment wait exits 0 on COMPLETE, 1 on FAILED, with the final JSON alon
   const complete = await runFake(['deployment', 'wait', D1, '--json'], { getDeployment: async () => deployment('COMPLETE') });
   assert.equal(complete.code, 0);
   assert.equal(JSON.parse(complete.stdout).software_deployment.status, 'COMPLETE');
-  assert.match(complete.stderr, /^deployment d1d1d1d1: COMPLETE after 0 s\n$/);
+  assert.match(complete.stderr, /^deployment d1d1d1d1-0000-4000-8000-000000000001: COMPLETE after 0 s\n$/);
   const failed = await runFake(['deployment', 'wait', D1], { getDeployment: async () => deployment('FAILED') });
   assert.equal(failed.code, 1);
   assert.match(failed.stderr, /hearth: deployment d1d1d1d1-0000-4000-8000-000000000001 FAILED: FAILED reason/);
@@ -259,7 +274,7 @@ test('deployment wait exits 2 when its own --timeout passes', async () => {
     },
   });
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /deployment d1d1d1d1: IN_PROGRESS, 0 s elapsed/);
+  assert.match(result.stderr, /deployment d1d1d1d1-0000-4000-8000-000000000001: IN_PROGRESS, 0 s elapsed/);
   assert.match(result.stderr, /hearth: deployment d1d1d1d1-0000-4000-8000-000000000001 is still IN_PROGRESS after 1 s \(--timeout\)/);
 });
 

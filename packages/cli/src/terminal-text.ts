@@ -33,3 +33,20 @@ export function displayWidth(text: string): number {
 export function padDisplay(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
 }
+
+/**
+ * `text` cut to at most `columns` terminal columns, ending in '…' when cut; never inside a
+ * character (grapheme), so a wide character or emoji is dropped whole.
+ */
+export function fitColumns(text: string, columns: number): string {
+  if (displayWidth(text) <= columns) return text;
+  let fitted = '';
+  let width = 0;
+  for (const { segment } of new Intl.Segmenter().segment(text)) {
+    const segmentWidth = displayWidth(segment);
+    if (width + segmentWidth > columns - 1) break;
+    fitted += segment;
+    width += segmentWidth;
+  }
+  return `${fitted}…`;
+}

@@ -54,8 +54,8 @@ test('deployment wait --timeout gives up at its deadline with exit 2 when the se
   const tookMs = Date.now() - started;
   assert.equal(result.code, 2, result.stderr);
   assert.ok(tookMs < 5000, `${tookMs} ms`);
-  assert.match(result.stderr, /deployment d1d1d1d1: fetching, 1 s elapsed/);
-  assert.match(result.stderr, /deployment d1d1d1d1: no answer from hearth-server after 2 s\n/);
+  assert.match(result.stderr, /deployment d1d1d1d1-0000-4000-8000-000000000001: fetching, 1 s elapsed/);
+  assert.match(result.stderr, /deployment d1d1d1d1-0000-4000-8000-000000000001: no answer from hearth-server after 2 s\n/);
   assert.match(result.stderr, /hearth: hearth-server did not answer about deployment d1d1d1d1-\S+ within 2 s \(--timeout\)\n/);
   assert.equal(result.stdout, '');
 });

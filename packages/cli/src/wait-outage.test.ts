@@ -48,7 +48,7 @@ test(
       });
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stderr, /hearth-server unreachable \(ERR_CONNECTION\), retrying/);
-      assert.match(result.stderr, /deployment d2d2d2d2: COMPLETE after \d+ s/);
+      assert.match(result.stderr, /deployment d2d2d2d2-0000-4000-8000-000000000002: COMPLETE after \d+ s/);
       assert.match(result.stdout, /status:\s+COMPLETE/);
     } finally {
       if (restarted) await close(restarted);

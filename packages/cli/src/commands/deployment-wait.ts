@@ -12,9 +12,12 @@ import { waitForDeployment, type WaitResult } from '../wait-loop.ts';
 /** Default of `deployment wait --timeout`, in seconds. */
 export const DEFAULT_WAIT_TIMEOUT = 3600;
 
-/** The progress text: `deployment 1234abcd: IN_PROGRESS, 12 s elapsed`. */
+/**
+ * The progress text: `deployment ID: IN_PROGRESS, 12 s elapsed`, with the whole id: ids are UUIDv7,
+ * whose first 8 digits are a timestamp shared by every deployment made in the same minute or so.
+ */
 export function progressText(id: string, status: string, elapsedMs: number): string {
-  return `deployment ${id.slice(0, 8)}: ${status}, ${Math.floor(elapsedMs / 1000)} s elapsed`;
+  return `deployment ${id}: ${status}, ${Math.floor(elapsedMs / 1000)} s elapsed`;
 }
 
 /** The ExitError a finished wait ends with, or undefined for COMPLETE. */
@@ -91,9 +94,9 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
       const { deployment: final } = result;
       const elapsed = `${Math.floor(result.elapsedMs / 1000)} s`;
       if (final === undefined) {
-        progress.finish(`deployment ${id.slice(0, 8)}: no answer from hearth-server after ${elapsed}`);
+        progress.finish(`deployment ${id}: no answer from hearth-server after ${elapsed}`);
       } else {
-        progress.finish(`deployment ${id.slice(0, 8)}: ${final.status} after ${elapsed}`);
+        progress.finish(`deployment ${id}: ${final.status} after ${elapsed}`);
         session.out.result({ software_deployment: final }, () =>
           formatFields([
             ['id', final.id],

@@ -3,7 +3,7 @@ import { HearthApiError, type HearthClient } from '@hearth/client';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { collect, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { formatFields, formatTable, shellWord } from '../output.ts';
 import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { registerDeploymentOutputCommand } from './deployment-output.ts';
@@ -54,6 +54,37 @@ async function mergeInputs(
   }
 }
 
+/** Longest value, as JSON, that `deployment show` prints whole; a longer one is cut, with where to read all of it. */
+const SHOWN_VALUE_LENGTH = 200;
+
+/** The first `count` UTF-16 units of `text`, less a high surrogate whose pair was cut off. */
+function firstCharacters(text: string, count: number): string {
+  return text.slice(0, count).replace(/[\uD800-\uDBFF]$/, '');
+}
+
+/**
+ * Inputs or outputs for the `key: value` lines: the object as it is when its JSON is short, else one
+ * `name: JSON` line per value, each cut at SHOWN_VALUE_LENGTH with its size and the command that
+ * prints it whole (an output of megabytes, as one JSON line, would flood the terminal).
+ */
+export function shownValues(values: Record<string, unknown> | null | undefined, whole: (name: string) => string): unknown {
+  if (values === null || values === undefined || JSON.stringify(values).length <= SHOWN_VALUE_LENGTH) return values;
+  const lines = Object.entries(values).map(([name, value]) => {
+    const json = JSON.stringify(value) ?? 'null';
+    if (json.length <= SHOWN_VALUE_LENGTH) return `${name}: ${json}`;
+    let characters = 0;
+    for (const _char of typeof value === 'string' ? value : json) characters += 1;
+    const size = typeof value === 'string' ? `${characters} characters` : `${characters} characters as JSON`;
+    // A string is cut before it is escaped, so no escape is cut in half; JSON loses a partial escape at the end.
+    const cut =
+      typeof value === 'string'
+        ? JSON.stringify(firstCharacters(value, SHOWN_VALUE_LENGTH)).slice(0, -1)
+        : firstCharacters(json, SHOWN_VALUE_LENGTH).replace(/(?<!\\)((?:\\\\)*)\\(?:u[0-9a-fA-F]{0,3})?$/, '$1');
+    return `${name}: ${cut}… (${size}; all of it: ${whole(name)})`;
+  });
+  return `${lines.join('\n')}\n`;
+}
+
 /** The `key: value` lines of a deployment. */
 export function deploymentFields(d: SoftwareDeployment): Array<[string, unknown]> {
   return [
@@ -71,8 +102,8 @@ export function deploymentFields(d: SoftwareDeployment): Array<[string, unknown]
     ['updated_time', d.updated_time],
     ['fetched_time', d.fetched_time],
     ['last_heartbeat_time', d.last_heartbeat_time],
-    ['input_values', d.input_values],
-    ['output_values', d.output_values],
+    ['input_values', shownValues(d.input_values, () => `hearth --json deployment show ${d.id}`)],
+    ['output_values', shownValues(d.output_values, (name) => `hearth deployment output ${d.id} ${shellWord(name)}`)],
   ];
 }
 

@@ -2,8 +2,9 @@ import type { Event } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { parseLimit } from '../flag-values.ts';
-import { formatTable } from '../output.ts';
+import { formatTable, shellWord } from '../output.ts';
 import { escapeControls } from '../terminal-text.ts';
+import type { GlobalOptions } from '../options.ts';
 import { openSession, type CliDeps, type Session } from '../session.ts';
 
 /** The flags of `hearth events`. */
@@ -35,6 +36,21 @@ export function eventLine(event: Event, json: boolean): string {
 /** True when an event passes the --resource and --type filters. */
 export function eventMatches(event: Event, flags: Pick<EventsFlags, 'resource' | 'type'>): boolean {
   return (flags.resource === undefined || event.resource_id === flags.resource) && (flags.type === undefined || event.type === flags.type);
+}
+
+/**
+ * The command that lists the next page: the same filters and --limit after `cursor`, and --url and
+ * --project when they were flags (the token never: it stays where it came from).
+ */
+export function nextPageCommand(cursor: string, flags: EventsFlags, options: GlobalOptions): string {
+  const words = ['hearth', 'events'];
+  if (options.sources.url === 'flag') words.push('--url', options.url);
+  if (options.sources.project === 'flag') words.push('--project', options.project);
+  words.push('--after', cursor);
+  if (flags.resource !== undefined) words.push('--resource', flags.resource);
+  if (flags.type !== undefined) words.push('--type', flags.type);
+  if (flags.limit !== undefined) words.push('--limit', flags.limit);
+  return words.map(shellWord).join(' ');
 }
 
 /** Streams events until interrupted (Ctrl-C), reconnecting after a dropped connection. */
@@ -76,7 +92,7 @@ export function registerEventsCommand(program: Command, deps: CliDeps): void {
       const page = await session.client().listEvents({ after: flags.after, resource_id: flags.resource, type: flags.type, limit });
       session.out.result(page, () => formatTable(EVENT_COLUMNS, page.events));
       if (!session.out.json && page.events.length > 0 && page.events.length === (limit ?? 100)) {
-        session.out.note(`hearth: more events may follow: hearth events --after ${page.next_cursor}`);
+        session.out.note(`hearth: more events may follow: ${nextPageCommand(page.next_cursor, flags, session.options)}`);
       }
     });
 }

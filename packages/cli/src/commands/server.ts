@@ -129,7 +129,7 @@ export function registerServerCommands(program: Command, deps: CliDeps): void {
 
   server
     .command('delete')
-    .description('delete a server and revoke its credential')
+    .description("delete a server: revokes its credential and its deployments' signal credentials, and fails its deployments in progress")
     .argument('<id>', 'server id')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
