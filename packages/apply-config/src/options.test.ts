@@ -13,6 +13,11 @@ const usage = (argv: string[], pattern: RegExp) =>
     argv.join(' '),
   );
 
+test("under HEARTH_ROOT the default output root is that root, never this machine's /; -o still wins", () => {
+  assert.equal(parseOptions([], { HEARTH_ROOT: '/tmp/r' }).output, '/tmp/r');
+  assert.equal(parseOptions(['-o', '/o'], { HEARTH_ROOT: '/tmp/r' }).output, '/o');
+});
+
 test('defaults are the original paths', () => {
   const options = parseOptions([], {});
   assert.equal(options.templates, '/usr/libexec/os-apply-config/templates');

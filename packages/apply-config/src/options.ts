@@ -10,7 +10,7 @@ import { ExitError } from '@hearth/agent-kit/exit';
 export interface ApplyConfigOptions {
   /** Template root. Default $OS_CONFIG_APPLIER_TEMPLATES, else /usr/libexec/os-apply-config/templates (or a legacy /opt/stack dir). */
   templates: string;
-  /** Output root. Default `/`. */
+  /** Output root. Default `/` (`$HEARTH_ROOT` when set, as every default path). */
   output: string;
   /** Metadata files from `-m`; empty: use $OS_CONFIG_FILES or the os_config_files.json list. */
   metadata: string[];
@@ -153,7 +153,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     usageError(`argument --log-format: invalid choice: '${logFormat}' (choose from 'json', 'text')`);
   return Object.freeze({
     templates: text('templates') ?? defaultTemplatesDir(env).path,
-    output: text('output') ?? '/',
+    // Under HEARTH_ROOT (a test root, a rootfs being built) the files go there, never into this machine's /etc.
+    output: text('output') ?? env.HEARTH_ROOT ?? '/',
     metadata: list('metadata') ?? [],
     fallbackMetadata:
       list('fallback-metadata') ??
