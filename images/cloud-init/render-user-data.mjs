@@ -7,8 +7,8 @@
 //   node images/cloud-init/render-user-data.mjs --preinstalled < server.json > user-data   (agent already in the image)
 //
 // Exit 2 with a message on bad flags or input. Prints the user-data on stdout.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -41,6 +41,34 @@ export function yamlBlock(text, parentIndent) {
 
 /** Double-quoted YAML scalar (JSON's escapes are a subset of YAML's). */
 const quoted = (value) => JSON.stringify(value);
+
+/** Every file under `dir`, sorted, as paths relative to it. */
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)).map((name) => join(entry.name, name)) : [entry.name]))
+    .sort();
+}
+
+/**
+ * write_files entries (the first without its `- `, which the template's marker line holds) for the hearth-agent
+ * element's static tree: os-refresh-config's configure.d scripts and os-apply-config's templates. Without them a stock
+ * image's os-refresh-config has no phase to run, and no deployment ever reaches heat-config.
+ */
+export function staticFileEntries(staticDir = join(here, '..', 'elements', 'hearth-agent', 'static')) {
+  return filesUnder(staticDir)
+    .map((name) => {
+      const path = join(staticDir, name);
+      const permissions = statSync(path).mode & 0o111 ? '0755' : '0644';
+      const content = readFileSync(path, 'utf8');
+      return [
+        `path: ${quoted(`/${relative(staticDir, path)}`)}`,
+        '    owner: root:root',
+        `    permissions: '${permissions}'`,
+        `    content: ${yamlBlock(content, 4)}`,
+      ].join('\n');
+    })
+    .join('\n  - ');
+}
 
 /** The user-data text for a created server and how the agent gets onto the VM. */
 export function renderUserData(created, options, template = readFileSync(join(here, 'user-data.yaml'), 'utf8')) {
@@ -84,6 +112,7 @@ export function renderUserData(created, options, template = readFileSync(join(he
     UNIT_OS_COLLECT_CONFIG: yamlBlock(unit('os-collect-config.service'), 4),
     UNIT_HEAT_CONFIG_NOTIFY: yamlBlock(unit('heat-config-notify.service'), 4),
     UNIT_CFN_HUP: yamlBlock(unit('cfn-hup.service'), 4),
+    ELEMENT_STATIC_FILES: staticFileEntries(),
     INSTALL_AGENT: install,
   };
   return template.replace(/'@([A-Z_]+)@'/g, (marker, name) => {

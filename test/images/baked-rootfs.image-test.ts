@@ -3,13 +3,27 @@
 // /var/cache/hearth-test-images), baked with images/bake-rootfs.sh, then the baked agent run inside it with chroot
 // and /proc mounted, against a hearth-server on 127.0.0.1: a script deployment created from outside completes
 // with its outputs, a wait condition is signalled with the baked cfn-signal, and hearth-agent clean forgets the
-// instance. The rootfs has no node, so everything in it runs on the single executable.
+// instance. A second rootfs, not baked, gets the agent the cloud-init way (the rendered user-data's write_files and
+// runcmd) and runs a deployment too. The rootfs has no node, so everything in it runs on the single executable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { childEnv, freePort, spawnServer, type ServerProcess } from '../helpers/server.ts';
 import { aptSource, cachedRootfsTarball, hostCodename, mountRootfs, must, unpackRootfs, type MountedRootfs } from './rootfs.ts';
 
@@ -35,6 +49,18 @@ interface Deployment {
   status: string;
   status_reason: string | null;
   output_values: Record<string, unknown> | null;
+}
+
+/** The deployment once it is no longer IN_PROGRESS; fails with the guest's log after `timeoutMs`. */
+async function settled(api: ReturnType<typeof operator>, id: string, guest: MountedRootfs, timeoutMs: number): Promise<Deployment> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { software_deployment: deployment } = await api<{ software_deployment: Deployment }>('GET', `/software_deployments/${id}?wait=5`);
+    if (deployment.status !== 'IN_PROGRESS') return deployment;
+    if (Date.now() > deadline)
+      throw new Error(`deployment still IN_PROGRESS after ${timeoutMs / 1000} s; guest log tail:\n${guest.log().slice(-4000)}`);
+    await sleep(200);
+  }
 }
 
 /** True while `dir` is a mount point in this mount namespace. */
@@ -132,18 +158,7 @@ test(
         server_id: vm.server.id,
         input_values: { who: 'baked' },
       });
-      const deadline = Date.now() + 180_000;
-      let deployment: Deployment;
-      for (;;) {
-        ({ software_deployment: deployment } = await api<{ software_deployment: Deployment }>(
-          'GET',
-          `/software_deployments/${created.id}?wait=5`,
-        ));
-        if (deployment.status !== 'IN_PROGRESS') break;
-        if (Date.now() > deadline)
-          throw new Error(`deployment still IN_PROGRESS after 180 s; guest log tail:\n${guest.log().slice(-4000)}`);
-        await sleep(200);
-      }
+      const deployment = await settled(api, created.id, guest, 180_000);
       assert.equal(deployment.status, 'COMPLETE', `${deployment.status_reason ?? ''}\n${guest.log().slice(-4000)}`);
       assert.equal(deployment.output_values?.result, 'baked-done');
       assert.match(String(deployment.output_values?.deploy_stdout), /^hello baked from \d+\.\d+/);
@@ -206,3 +221,90 @@ test(
     }
   },
 );
+
+/** A cloud-config's parts this test applies, as cloud-init reads them (PyYAML). */
+interface CloudConfig {
+  write_files: Array<{ path: string; permissions: string; content: string }>;
+  runcmd: string[][];
+}
+
+test("a stock Debian rootfs given the agent by cloud-init's user-data runs a deployment", { timeout: 25 * 60_000 }, async (t) => {
+  assert.equal(process.getuid?.(), 0, 'npm run test:images needs root (debootstrap, chroot, mount)');
+  assert.equal(spawnSync('python3', ['-c', 'import yaml']).status, 0, 'python3 with PyYAML (the parser cloud-init uses) is missing');
+  const suite = hostCodename();
+  const source = process.env.HEARTH_TEST_IMAGES_MIRROR ? { mirror: process.env.HEARTH_TEST_IMAGES_MIRROR, suite } : aptSource(suite);
+  const tarball = cachedRootfsTarball(source);
+
+  const work = mkdtempSync(join(tmpdir(), 'hearth-image-cloud-init-'));
+  const rootfs = join(work, 'rootfs');
+  let guest: MountedRootfs | undefined;
+  let server: ServerProcess | undefined;
+  try {
+    must(process.execPath, [join(ROOT, 'scripts/build-agent.mjs'), '--out', join(work, 'dist')], 5 * 60_000);
+    unpackRootfs(tarball.path, rootfs);
+    server = await spawnServer(join(work, 'server-data'), await freePort());
+    const api = operator(server);
+    const vm = await api<{ server: { id: string }; os_collect_config_conf: string }>('POST', '/servers', { name: 'cloud-init-vm' });
+    vm.os_collect_config_conf = vm.os_collect_config_conf.replace('[DEFAULT]\n', '[DEFAULT]\npolling_interval = 5\n');
+
+    // The user-data as the operator renders it, read back as cloud-init does.
+    const rendered = spawnSync(process.execPath, [join(ROOT, 'images/cloud-init/render-user-data.mjs'), '--preinstalled'], {
+      input: JSON.stringify(vm),
+      encoding: 'utf8',
+    });
+    assert.equal(rendered.status, 0, rendered.stderr);
+    const parsed = spawnSync('python3', ['-c', 'import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], {
+      input: rendered.stdout,
+      encoding: 'utf8',
+    });
+    assert.equal(parsed.status, 0, parsed.stderr);
+    const userData = JSON.parse(parsed.stdout) as CloudConfig;
+
+    // cloud-init's write_files, then the runcmd steps up to systemctl (no systemd runs here). The agent is put where
+    // the download step puts it; that step itself is tested in cloud-init.test.ts.
+    for (const file of userData.write_files) {
+      const path = join(rootfs, file.path);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, file.content);
+      chmodSync(path, parseInt(file.permissions, 8));
+    }
+    copyFileSync(join(work, 'dist/hearth-agent'), join(rootfs, 'usr/bin/hearth-agent'));
+    chmodSync(join(rootfs, 'usr/bin/hearth-agent'), 0o755);
+    guest = mountRootfs(rootfs);
+    for (const step of userData.runcmd.filter((args) => args[0] !== 'systemctl')) {
+      const ran = guest.run(step);
+      assert.equal(ran.status, 0, `${step.join(' ')}: ${ran.stderr}`);
+    }
+    // The units' own command lines, as systemd would start them.
+    for (const unit of ['os-collect-config.service', 'heat-config-notify.service']) {
+      const execStart = /^ExecStart=(.+)$/m.exec(readFileSync(join(rootfs, 'usr/lib/systemd/system', unit), 'utf8'))?.[1];
+      assert.ok(execStart, `${unit} has an ExecStart=`);
+      guest.start(execStart.split(' '));
+    }
+
+    const { software_config: config } = await api<{ software_config: { id: string } }>('POST', '/software_configs', {
+      group: 'script',
+      config: '#!/bin/sh\nprintf "%s" "$(cat /etc/debian_version)" > "$heat_outputs_path.result"\n',
+      outputs: [{ name: 'result' }],
+    });
+    const { software_deployment: created } = await api<{ software_deployment: { id: string } }>('POST', '/software_deployments', {
+      config_id: config.id,
+      server_id: vm.server.id,
+    });
+    const deployment = await settled(api, created.id, guest, 90_000);
+    assert.equal(deployment.status, 'COMPLETE', `${deployment.status_reason ?? ''}\n${guest.log().slice(-4000)}`);
+    assert.equal(deployment.output_values?.result, readFileSync(join(rootfs, 'etc/debian_version'), 'utf8').trim());
+    // The first refresh re-rendered the conf from the server's metadata, still root's alone.
+    assert.equal(statSync(join(rootfs, 'etc/os-collect-config.conf')).mode & 0o777, 0o600);
+    // Debian's /var/run is a link to /run, which outside the chroot would be the host's.
+    assert.equal(statSync(join(rootfs, 'run/heat-config/heat-config')).mode & 0o777, 0o600);
+  } finally {
+    await guest?.close();
+    if (server) {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+    if (mounted(join(rootfs, 'proc'))) t.diagnostic(`${rootfs}/proc is still mounted; leaving ${work} in place`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -63,6 +63,28 @@ test('user-data writes the conf byte for byte (0600), the units, downloads a che
   assert.deepEqual(enable.slice(0, 4), ['systemctl', 'enable', '--now', '--no-block']);
 });
 
+test("user-data writes the element's refresh scripts and templates byte for byte, with the element's modes", { skip }, () => {
+  const result = render(['--preinstalled'], JSON.stringify(CREATED));
+  assert.equal(result.status, 0, result.stderr);
+  const files = Object.fromEntries(parse(result.stdout).write_files.map((f) => [f.path, f]));
+  // Without these a stock image's os-refresh-config has no phase to run and no deployment reaches heat-config.
+  const element = join(ROOT, 'images/elements/hearth-agent/static');
+  const expected = {
+    '/usr/libexec/os-refresh-config/configure.d/20-os-apply-config': '0755',
+    '/usr/libexec/os-refresh-config/configure.d/55-heat-config': '0755',
+    '/usr/libexec/os-apply-config/templates/etc/os-collect-config.conf': '0644',
+    '/usr/libexec/os-apply-config/templates/etc/os-collect-config.conf.oac': '0644',
+    '/usr/libexec/os-apply-config/templates/var/run/heat-config/heat-config': '0644',
+    '/usr/libexec/os-apply-config/templates/var/run/heat-config/heat-config.oac': '0644',
+  };
+  for (const [path, permissions] of Object.entries(expected)) {
+    assert.ok(files[path], `${path} is written`);
+    assert.equal(files[path].content, readFileSync(join(element, path), 'utf8'), path);
+    assert.equal(files[path].permissions, permissions, path);
+  }
+  assert.equal(Object.keys(files).filter((path) => path.startsWith('/usr/libexec/')).length, Object.keys(expected).length);
+});
+
 /** Runs the user-data's download step for real, against `url`, with `bin` standing for /usr/bin. */
 async function download(script: string, bin: string, url: string, sha: string): Promise<{ status: number | null; stderr: string }> {
   const local = script.replaceAll('/usr/bin', bin);
