@@ -7,6 +7,22 @@ import { cleanMain } from './clean.ts';
 import { BUILTINS, type AgentTable, type CommandLoader } from './commands.ts';
 import { installMain } from './install.ts';
 
+/** The oldest Node.js the agents are built and tested for (the repository's `engines`). */
+export const MIN_NODE = [20, 19] as const;
+
+/**
+ * Why this Node.js cannot run hearth-agent, or undefined when it can. A guest's distribution node may be older
+ * (Debian 12 ships 18): the agents would fail later and obscurely, mid-deployment, so they refuse to start.
+ */
+export function unsupportedNode(version: string): string | undefined {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10) || 0);
+  if (major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])) return undefined;
+  return (
+    `hearth-agent needs Node.js ${MIN_NODE.join('.')} or newer, and ${process.execPath} is ${version}: ` +
+    'install a newer node, or use the self-contained hearth-agent executable, which carries its own'
+  );
+}
+
 /** True for the names hearth-agent answers to as itself: hearth-agent, hearth-agent.cjs, a versioned copy like hearth-agent-0.1. */
 function isSelfName(name: string): boolean {
   return name === '' || name.startsWith('hearth-agent');
@@ -47,6 +63,8 @@ function finish(task: () => Promise<number>): void {
  * process.argv, so the dispatching words (the command name, `hook GROUP`) are taken out of it first.
  */
 export function dispatch(table: AgentTable, argv: string[] = process.argv): void {
+  const tooOld = unsupportedNode(process.versions.node);
+  if (tooOld !== undefined) return finish(() => Promise.reject(new ExitError(1, tooOld)));
   const calledAs = basename(argv[1] ?? '');
   const command = table.commands[calledAs];
   if (command) {

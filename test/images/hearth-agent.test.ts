@@ -2,7 +2,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -142,4 +153,17 @@ test("install --agent with a space, a quote and a $ in its path writes launchers
   });
   assert.equal(hook.status, 0, hook.stderr);
   assert.equal(JSON.parse(hook.stdout).deploy_stdout, 'launched\n');
+});
+
+test('on a Node.js older than the agents are built for (a distribution node 18), every command refuses to start, saying why', () => {
+  const preload = join(dir, 'old-node.cjs');
+  writeFileSync(preload, "Object.defineProperty(process.versions, 'node', { value: '18.19.0' });\n");
+  for (const args of [['cfn-signal', '--help'], ['--version']]) {
+    const run = spawnSync(process.execPath, ['--require', preload, bundle, ...args], { encoding: 'utf8' });
+    assert.equal(run.status, 1, `${args.join(' ')}: ${run.stderr}`);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /hearth-agent needs Node\.js 20\.19 or newer, and .* is 18\.19\.0: install a newer node/);
+  }
+  // The node it was built with runs it.
+  assert.equal(spawnSync(process.execPath, [bundle, '--version'], { encoding: 'utf8' }).status, 0);
 });
