@@ -9,7 +9,7 @@ import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 import { resourceEvent } from './events.ts';
 import { TaskHealth } from './task-health.ts';
-import { failDeployments } from './deadlines.ts';
+import { orphanDeployments } from './server-deployments.ts';
 
 /** The server id of a `server-deleted:<id>` topic. */
 const SERVER_DELETED_TOPIC = topics.serverDeleted('');
@@ -168,23 +168,7 @@ export class ServerService {
       const { trx, event, publish } = ctx;
       const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
-      // Its deployments are those its agent reads: this project's with its id (deployments made before it registered too).
-      const deployments = trx.selectFrom('software_deployments').where('project_id', '=', projectId).where('server_id', '=', id);
-      // Not cached anywhere (GuestCredentials reads the store every time): gone from the store, refused on every replica.
-      // By key (the table's primary key), not by target: no scan of every credential of every project.
-      const keys = deployments.select('access_key_id').where('access_key_id', 'is not', null);
-      await trx.deleteFrom('resource_credentials').where('access_key_id', 'in', keys).where('kind', '=', 'deployment').execute();
-      const waiting = await deployments.select(['id', 'project_id', 'server_id']).where('status', '=', 'IN_PROGRESS').execute();
-      const reason = `Its server ${id} (${found.name}) was deleted before it signalled a result`;
-      await failDeployments(
-        ctx,
-        waiting.map((deployment) => ({
-          row: deployment,
-          reason,
-          type: 'deployment.failed',
-          data: { status: 'FAILED', cause: 'server_deleted' },
-        })),
-      );
+      const failed = await orphanDeployments(ctx, found);
       await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
       await trx.deleteFrom('servers').where('id', '=', id).execute();
       event(
@@ -192,8 +176,8 @@ export class ServerService {
           { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
           'server.deleted',
           `Server ${found.name} deleted; its credential and those of its deployments are revoked` +
-            (waiting.length > 0 ? `; ${waiting.length} deployment(s) in progress failed` : ''),
-          { deployments_failed: waiting.length },
+            (failed > 0 ? `; ${failed} deployment(s) in progress failed` : ''),
+          { deployments_failed: failed },
         ),
       );
       publish(topics.credential(found.access_key_id));
