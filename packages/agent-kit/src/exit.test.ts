@@ -116,6 +116,16 @@ test('an error message quoting a signed URL or a malformed document is printed w
   const parsed = runAgent('JSON.parse(\'{"db_password": S3cretPW}\');');
   assert.equal(parsed.status, 1);
   assert.doesNotMatch(parsed.stderr, /S3cret/);
+  // HEARTH_DEBUG's stack repeats the message.
+  for (const body of [
+    "throw new Error('GET http://127.0.0.1:9/x?temp_url_sig=S3CRETSIG failed');",
+    'JSON.parse(\'{"db_password": S3cretPW}\');',
+  ]) {
+    const debug = runAgent(body, { env: { HEARTH_DEBUG: '1' } });
+    assert.equal(debug.status, 1);
+    assert.match(debug.stderr, /\n\s+at /, 'the stack is printed');
+    assert.doesNotMatch(debug.stderr, /S3CRET|S3cret/i, debug.stderr);
+  }
 });
 
 test('a stdout closed by its reader ends a succeeded main quietly with 141, after main finished its work', async () => {

@@ -47,7 +47,8 @@ function outcome(result: PromiseSettledResult<number | void>, name: string | und
     return error.exitCode;
   }
   say(error instanceof Error ? error.message || error.name : String(error));
-  if (error instanceof Error && process.env.HEARTH_DEBUG && error.stack) process.stderr.write(`${error.stack}\n`);
+  // The stack starts with the message again: redacted as the message is.
+  if (error instanceof Error && process.env.HEARTH_DEBUG && error.stack) process.stderr.write(`${redactText(error.stack)}\n`);
   return 1;
 }
 

@@ -84,3 +84,31 @@ test('redactText leaves out the text a JSON.parse error quotes, keeping what wen
   const positional = messageOf('{"password": "S3cretPW" 1}');
   assert.equal(redactText(positional), positional);
 });
+
+test('redactText hides secret JSON members a server echoed back, at any depth of escaping and when cut off', () => {
+  const body = JSON.stringify({ auth: { password: { user: { id: 'u1', password: 'Pw"7\\zq' } } }, scope: 'p1' });
+  assert.equal(redactText(body), '{"auth":{"password":{"user":{"id":"u1","password":"***"}}},"scope":"p1"}');
+  const once = JSON.stringify({ error: { message: `bad request: ${body}` } });
+  assert.equal(redactText(once), JSON.stringify({ error: { message: `bad request: ${redactText(body)}` } }));
+  const twice = JSON.stringify({ echo: once });
+  assert.equal(redactText(twice), JSON.stringify({ echo: redactText(once) }));
+  assert.equal(redactText(body.slice(0, body.indexOf('Pw') + 4)), '{"auth":{"password":{"user":{"id":"u1","password":"***');
+  // A value ending in an escaped backslash ends there; the next secret member is still found.
+  assert.equal(
+    redactText('{"path": "C:\\\\", "secret_access_key": "AbC", "n": "x"}'),
+    '{"path": "C:\\\\", "secret_access_key": "***", "n": "x"}',
+  );
+  for (const plain of ['{"password": ""}', '{"user": "u1", "message": "the password is wrong"}', 'a "token" word'])
+    assert.equal(redactText(plain), plain);
+});
+
+test('redactText hides credential headers a server echoed back, as lines, collapsed or JSON-escaped', () => {
+  assert.equal(
+    redactText('GET /v1/guest/metadata HTTP/1.1\nAuthorization: Bearer AK1:s3cr3t\nX-Auth-Token: tok-1\nhost: h'),
+    'GET /v1/guest/metadata HTTP/1.1\nAuthorization: Bearer ***\nX-Auth-Token: ***\nhost: h',
+  );
+  assert.equal(redactText('POST /x HTTP/1.1 x-subject-token: tok-2 accept: */*'), 'POST /x HTTP/1.1 x-subject-token: *** accept: */*');
+  assert.equal(redactText(JSON.stringify('a\nauthorization: Basic dXNlcjpwdw==\nb')), JSON.stringify('a\nauthorization: Basic ***\nb'));
+  for (const plain of ['authorization failed', 'keystone refused the credentials (401)', 'Token: plain words'])
+    assert.equal(redactText(plain), plain);
+});

@@ -86,3 +86,27 @@ test('backup never deletes a file that backup_cachedir points at by mistake; a s
   assert.equal(readFileSync(join(root, 'link', 'a.json'), 'utf8'), '1');
   assert.equal(readFileSync(join(target, 'keep'), 'utf8'), 'k');
 });
+
+test('started with umask 000, os-collect-config keeps the cache and its backup private: dirs 0700, files 0600', () => {
+  const root = tempDir();
+  const local = join(root, 'local');
+  mkdirSync(local);
+  writeFileSync(join(local, 'site.json'), '{"db_password": "S3cret"}');
+  const cachedir = join(root, 'var/lib/os-collect-config');
+  const backup = join(root, 'var/run/os-collect-config');
+  const bin = new URL('../bin/os-collect-config.js', import.meta.url).pathname;
+  const args = ['local', '--local-path', local, '--one-time', '-c', 'true', '--cachedir', cachedir, '--backup-cachedir', backup];
+  const result = spawnSync('/bin/sh', ['-c', 'umask 000 && exec "$@"', 'sh', process.execPath, bin, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, HEARTH_ROOT: root },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(result.status, 0, result.stderr);
+  for (const dir of [cachedir, backup]) {
+    // The original's os.mkdir left them 0777 here: anyone could replace the metadata root's command consumes.
+    assert.equal((statSync(dir).mode & 0o777).toString(8), '700', dir);
+    const names = readdirSync(dir);
+    assert.ok(names.includes('site.json.json'), names.join(' '));
+    for (const name of names) assert.equal((statSync(join(dir, name)).mode & 0o777).toString(8), '600', join(dir, name));
+  }
+});

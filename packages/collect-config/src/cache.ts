@@ -41,11 +41,14 @@ function readJson(path: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** The cache in `dir` (created with the process umask on first store, as `os.mkdir` does). */
+/**
+ * The cache in `dir`, created 0700 on first store: it holds the metadata, credentials included. (The original's
+ * `os.mkdir` gives 0777 less the umask: world-writable under umask 000, so anyone could swap the files root runs.)
+ */
 export function openCache(dir: string): MetadataCache {
   const pathOf = (key: string): string => join(dir, `${key}.json`);
   const ensureDir = (): void => {
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   };
   return {
     dir,

@@ -76,3 +76,60 @@ test('the re-exec line hides the temp_url_sig of a --request-metadata-url flag, 
   assert.match(stderr, /--heat-password \*\*\*/);
   assert.equal(stderr.includes('TEMPSIG') || stderr.includes('HEATPW'), false, stderr);
 });
+
+test('a server that echoes the request in its coded error gets no hearth secret into the log or the status file', async (t) => {
+  const root = tempDir();
+  const secret = 'HEARTHSECRETc0ffee';
+  // The reply quotes the request line and headers, as a debugging proxy in front of hearth-server would.
+  const server = createServer((request, response) => {
+    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${String(value)}`);
+    response.writeHead(401, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ error: { code: 'ERR_AUTH', message: `refused ${request.url ?? ''}\n${headers.join('\n')}` } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  const conf = join(root, 'os-collect-config.conf');
+  writeFileSync(
+    conf,
+    [
+      '[DEFAULT]',
+      'command = true',
+      '[hearth]',
+      // A token in the URL too: the watcher's last error repeats the URL.
+      `metadata_url = http://127.0.0.1:${port}/v1/guest/metadata?token=URLTOKc0ffee`,
+      'access_key_id = AK1',
+      `secret_access_key = ${secret}`,
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  const statusFile = join(root, 'status.json');
+  const child = spawn(
+    process.execPath,
+    [BIN, '--config-file', conf, '--cachedir', join(root, 'cache'), '--status-file', statusFile, 'hearth'],
+    {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, HEARTH_ROOT: root },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const statusText = (): string => {
+    try {
+      return readFileSync(statusFile, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const deadline = Date.now() + 20_000;
+  while (!(statusText().includes('"lastError"') && stderr.includes('long-poll failed')) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  child.kill('SIGKILL');
+  const status = statusText();
+  assert.match(status, /"lastError": "GET http:\/\/127\.0\.0\.1:\d+\/v1\/guest\/metadata\?token=\*\*\* answered 401: ERR_AUTH: refused/);
+  assert.match(stderr, /hearth long-poll failed/);
+  for (const text of [stderr, status]) {
+    assert.equal(text.includes(secret) || text.includes('URLTOK'), false, text);
+  }
+});

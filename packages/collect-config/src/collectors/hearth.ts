@@ -2,6 +2,7 @@
 // `<access_key_id>:<secret>`), with a strong ETag. `collect` makes one conditional request;
 // `watch` long-polls (`If-None-Match` + `?wait=N`) and calls back the moment the document changes,
 // so the daemon runs its command without waiting for the polling interval.
+import { redactText } from '@hearth/agent-kit';
 import { explodeDeployments } from '../explode.ts';
 import { sleep } from '../sleep.ts';
 import { lookUpSecret, type SecretLookup } from './stored-secret.ts';
@@ -70,15 +71,16 @@ async function readSettings(ctx: CollectorContext): Promise<Settings | NoSetting
 
 /**
  * What a failed reply says, for the log: hearth's coded error as `CODE: message`, else the start of
- * the body with the credential hidden (a proxy or a misconfigured server may echo the request's
- * headers back, Authorization included).
+ * the body, with the credential hidden either way (a proxy or a misconfigured server may echo the
+ * request's headers back, Authorization included, in its body or its error message).
  */
 function replyExcerpt(text: string, settings: Settings): string {
+  const secret = settings.authorization.slice(settings.authorization.indexOf(':') + 1);
+  const hide = (excerpt: string): string => (secret === '' ? excerpt : excerpt.replaceAll(secret, '***'));
   const body = jsonObject(text);
   const error = body.ok ? (body.value.error as { code?: unknown; message?: unknown } | undefined) : undefined;
-  if (typeof error?.code === 'string' && typeof error.message === 'string') return `${error.code}: ${error.message}`.slice(0, 300);
-  const secret = settings.authorization.slice(settings.authorization.indexOf(':') + 1);
-  return (secret === '' ? text : text.replaceAll(secret, '***')).slice(0, 200);
+  if (typeof error?.code === 'string' && typeof error.message === 'string') return hide(`${error.code}: ${error.message}`).slice(0, 300);
+  return hide(text).slice(0, 200);
 }
 
 function withWait(url: string, waitSeconds: number): string {
@@ -184,7 +186,8 @@ export function createHearthCollector(random: () => number = Math.random): Heart
           }
         } catch (error) {
           if (ctx.signal?.aborted) break;
-          state.lastError = (error as Error).message;
+          // Shown in the world-readable status file, as the collectors' reasons are: redacted as the log is.
+          state.lastError = redactText((error as Error).message);
           state.state = 'backoff';
           // Equal jitter (half fixed, half random): agents refused together retry apart.
           const retryInMs = Math.round(backoffMs / 2 + (random() * backoffMs) / 2);
