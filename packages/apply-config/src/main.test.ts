@@ -266,3 +266,24 @@ test("--version prints the version of the os-apply-config it stands in for, mark
     assert.match(debian.stdout, /^12\.0\.0\n$/, 'the Debian version hearth names');
   }
 });
+
+test('started with umask 000, the directories it creates and its log are not writable by others (the original made them 0777 / 0666)', () => {
+  const root = workspace(
+    { 'var/run/heat-config/heat-config': '{{deployments}}', 'var/run/heat-config/heat-config.oac': 'mode: 0600\n' },
+    {
+      'm.json': '{"deployments": []}',
+    },
+  );
+  const log = join(root, 'logs', 'os-apply-config.log');
+  const env = { ...process.env, HEARTH_APPLY_CONFIG_LOG_FILE: log };
+  const argv = [BIN, '--fallback-metadata', '-t', join(root, 'templates'), '-o', join(root, 'out'), '-m', join(root, 'm.json')];
+  const script = `umask 000; exec "$0" "$@"`;
+  const result = spawnSync('sh', ['-c', script, process.execPath, ...argv], { env, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  for (const dir of ['out/var', 'out/var/run', 'out/var/run/heat-config']) assert.equal(statSync(join(root, dir)).mode & 0o777, 0o755, dir);
+  assert.equal(statSync(join(root, 'out/var/run/heat-config/heat-config')).mode & 0o777, 0o600);
+  if (process.geteuid?.() === 0) {
+    assert.equal(statSync(join(root, 'logs')).mode & 0o777, 0o755);
+    assert.equal(statSync(log).mode & 0o777, 0o644);
+  }
+});

@@ -82,8 +82,9 @@ function logStream(env: NodeJS.ProcessEnv): NodeJS.WritableStream {
     write(chunk: Buffer, _encoding, done) {
       process.stderr.write(chunk);
       try {
-        mkdirSync(dirname(file), { recursive: true });
-        appendFileSync(file, chunk);
+        // Modes as under the usual umask 022, also under umask 000: never writable by others.
+        mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+        appendFileSync(file, chunk, { mode: 0o644 });
       } catch {
         // the original would fail to start; stderr still has the line
       }

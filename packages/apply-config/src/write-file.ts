@@ -44,7 +44,9 @@ export function writeRenderedFile(path: string, file: RenderedFile): WriteOutcom
   if (file.uid !== undefined) uid = file.uid;
   if (file.gid !== undefined) gid = file.gid;
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
+  // 0755 whatever the umask: under umask 000 the original made them 0777, and anyone could then swap a file
+  // root reads (/var/run/heat-config/heat-config, the deployments heat-config runs) for their own.
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(temp, 'wx', 0o600);
   try {
