@@ -27,6 +27,12 @@ export function queryParams(request: FastifyRequest): Record<string, string> {
   return params;
 }
 
+/** The first query parameter the request names more than once, if any. */
+function repeatedQueryKey(request: FastifyRequest): string | undefined {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  return Object.keys(query).find((key) => Array.isArray(query[key]));
+}
+
 /** Refuses a holder whose URLs expired. */
 export function assertNotExpired(holder: Holder): void {
   if (holderExpired(holder)) {
@@ -65,6 +71,13 @@ export async function ec2Holder(
     headers: request.headers,
     body: signed.body ?? (request.method === 'GET' || request.method === 'HEAD' ? '' : undefined),
   };
+  // A signature covers one value per name: with a name repeated, what it covers and what a reader (here, or a
+  // proxy in front) takes could differ. Heat's clients never repeat one.
+  const repeated = repeatedQueryKey(request);
+  if (repeated !== undefined)
+    throw new HearthError('ERR_SIGNED_URL_INVALID', {
+      reason: `the query names '${repeated}' more than once; a signed URL names each parameter once`,
+    });
   // `aws_code` is the error code the CFN API answers with (reference/server.md §1.4–1.5).
   const claimed = extractEc2Credential(ec2);
   if (!claimed.ok) {

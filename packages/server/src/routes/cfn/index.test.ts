@@ -205,6 +205,28 @@ test('a parameter named __proto__ added to a signed URL breaks its signature, li
   }
 });
 
+test('a signed URL that names a parameter twice is refused, even when the first values are the signed ones', async () => {
+  const { app, done } = await testApp();
+  try {
+    const handle = await waitConditionHandle(app);
+    const put = (search: string) =>
+      app.inject({
+        method: 'PUT',
+        url: handle.pathname + search,
+        headers: { host: handle.host },
+        payload: { Status: 'SUCCESS', Reason: 'up', UniqueId: 'i1', Data: 'ok' },
+      });
+    for (const extra of ['SignatureMethod=HmacSHA1', 'Timestamp=', 'Signature=x', 'AWSAccessKeyId=0']) {
+      const refused = await put(`${handle.search}&${extra}`);
+      assert.equal(refused.statusCode, 403, `${extra}: ${refused.body}`);
+      assert.match(refused.body, /more than once/, extra);
+    }
+    assert.equal((await put(handle.search)).statusCode, 200, 'the URL as signed works');
+  } finally {
+    await done();
+  }
+});
+
 test('signature failures get the CFN codes the reference names: IncompleteSignature 400, MissingAuthenticationToken and InvalidClientTokenId 403', async () => {
   const { app, done } = await testApp();
   try {
