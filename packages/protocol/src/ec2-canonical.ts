@@ -53,8 +53,9 @@ export function parseIsoTimestamp(text: string): number | null {
   const [, year, month, day, hour, minute, second, fraction = '', zone = 'Z'] = match;
   const base = utcMs(year, month, day, hour, minute, second);
   if (base === null) return null;
-  const offset =
-    zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
+  const [offsetHours, offsetMinutes] = [Number(zone.slice(1, 3)), Number(zone.slice(-2))];
+  if (zone.toUpperCase() !== 'Z' && (offsetHours > 23 || offsetMinutes > 59)) return null;
+  const offset = zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
   return base + Math.floor(Number(`0${fraction}`) * 1000) - offset * 60_000;
 }
 

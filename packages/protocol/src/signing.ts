@@ -4,4 +4,5 @@ export * from './arn.ts';
 export * from './constant-time.ts';
 export * from './ec2-sign-v2.ts';
 export * from './ec2-signature.ts';
+export { parseIsoTimestamp } from './ec2-canonical.ts';
 export * from './temp-url.ts';

@@ -7,7 +7,7 @@ import {
   type MetricSampleInput,
 } from '@hearth/protocol';
 import { HearthError } from './errors.ts';
-import { metricTextProblem } from './metrics.ts';
+import { metricTextProblem, parseSampleTime } from './metrics.ts';
 
 /** A PutMetricData request read from its AWS query form: the namespace and one sample per member. */
 export interface PutMetricDataRequest {
@@ -101,8 +101,9 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
         sample.unit = fields.Unit;
       }
       if (fields.Timestamp) {
-        const time = Date.parse(fields.Timestamp);
-        if (Number.isNaN(time)) invalid(`${prefix}.Timestamp ${fields.Timestamp} is not an ISO 8601 time`);
+        // ISO 8601, UTC when it names no offset, whatever the server's time zone.
+        const time = parseSampleTime(fields.Timestamp);
+        if (time === null) invalid(`${prefix}.Timestamp ${fields.Timestamp} is not an ISO 8601 time`);
         sample.timestamp = new Date(time).toISOString();
       }
       return sample;

@@ -7,6 +7,7 @@ import {
   type MetricSample,
   type MetricSampleInput,
 } from '@hearth/protocol';
+import { parseIsoTimestamp } from '@hearth/protocol/signing';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
 import type { Database } from '../store/schema.ts';
@@ -27,6 +28,14 @@ export const DEFAULT_METRIC_RETENTION: MetricRetention = Object.freeze({ maxAgeS
 
 /** How far ahead of the server's clock a sample's timestamp may be. */
 const MAX_FUTURE_MS = 2 * 3600 * 1000;
+
+/**
+ * A sample's timestamp in epoch ms, or null when it is no ISO 8601 date and time: without an offset it
+ * is UTC, as CloudWatch reads it (boto sends Python's naive `utcnow().isoformat()`; Date.parse would read
+ * it in the server's time zone), and a day that does not exist is refused (Date.parse rolls 30 February
+ * over to 2 March). The same reading as an EC2 signature's Timestamp.
+ */
+export const parseSampleTime = parseIsoTimestamp;
 
 /** C0 and C1 control characters and DEL: never part of a name, unit or dimension (they break logs, terminals and XML replies). */
 function isControlCharacter(codePoint: number): boolean {
@@ -150,9 +159,9 @@ export class MetricService {
     assertPrintable(namespace, sample, index);
     let time: string | null = null;
     if (sample.timestamp !== undefined) {
-      const ms = Date.parse(sample.timestamp);
-      // The schema checks the shape only: `2026-13-45T99:99:99Z` parses to NaN, which no range check catches.
-      if (Number.isNaN(ms))
+      // The schema checks the shape only: `2026-13-45T99:99:99Z` is no time, and `2026-02-30` no day.
+      const ms = parseSampleTime(sample.timestamp);
+      if (ms === null)
         throw new HearthError('ERR_METRIC_INVALID', {
           reason: `sample ${index} has timestamp ${sample.timestamp}, which is not a date and time`,
         });
@@ -183,8 +192,8 @@ export class MetricService {
     if (query.metric_name) select = select.where('metric_name', '=', query.metric_name);
     if (query.server_id) select = select.where('server_id', '=', query.server_id);
     if (query.since) {
-      const since = Date.parse(query.since);
-      if (Number.isNaN(since)) throw new HearthError('ERR_REQUEST_INVALID', { reason: `since ${query.since} is not a date and time` });
+      const since = parseSampleTime(query.since);
+      if (since === null) throw new HearthError('ERR_REQUEST_INVALID', { reason: `since ${query.since} is not a date and time` });
       select = select.where('time', '>=', new Date(since).toISOString());
     }
     const rows = await select
