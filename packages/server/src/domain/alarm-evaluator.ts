@@ -64,11 +64,13 @@ export function ruleOf(row: AlarmRow): AlarmRule {
 /**
  * Whether an alarm with repeat_actions is due to queue its actions again at `nowMs`: a whole period
  * has passed since they were last queued (or since it entered its state, for a row from before
- * repeats were kept).
+ * repeats were kept). Counted in whole seconds, as the schedule runs: a run that starts a few ms
+ * earlier in its second than the one that notified is a period on, not a run short of it (which
+ * made a 10 s period repeat after 10 s or 20 s by chance).
  */
 export function repeatDue(alarm: AlarmRow, nowMs: number): boolean {
   if (alarm.repeat_actions !== 1) return false;
-  return nowMs - Date.parse(alarm.last_notified_at ?? alarm.state_updated_at) >= alarm.period_s * 1000;
+  return Math.round((nowMs - Date.parse(alarm.last_notified_at ?? alarm.state_updated_at)) / 1000) >= alarm.period_s;
 }
 
 /**

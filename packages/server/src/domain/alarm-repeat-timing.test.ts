@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AlarmNotification } from '@hearth/protocol';
+import { buildApp } from '../app.ts';
+import { ADMIN, testStore } from '../test-support.ts';
+
+test('repeat_actions repeat every period although each scheduled run starts a few ms later or earlier in its second', async () => {
+  const storage = await testStore('hearth-alarm-');
+  const bodies: AlarmNotification[] = [];
+  const hook = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    request.on('end', () => {
+      bodies.push(JSON.parse(text) as AlarmNotification);
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  const app = await buildApp({
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+    // Never fires during the test: runs are driven by runOnce().
+    alarms: { evaluator: { schedule: '0 0 1 1 *' } },
+  });
+  try {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/default/alarms',
+      headers: ADMIN,
+      payload: {
+        name: 'always',
+        metric_name: 'Heartbeat',
+        // The SampleCount of no samples is 0: ALARM from the first run, and it stays.
+        statistic: 'SampleCount',
+        period: 10,
+        threshold: 0,
+        comparison_operator: 'GreaterThanOrEqualToThreshold',
+        repeat_actions: true,
+        alarm_actions: [`http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`],
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    // Runs of a `*/10 * * * * *` schedule: on the second, plus what the run took to read the clock.
+    const t0 = Math.ceil(Date.now() / 1000) * 1000;
+    const run = (ms: number) => app.services.alarmEvaluator.runOnce(new Date(t0 + ms));
+    assert.equal((await run(40)).changed, 1);
+    const repeats: number[] = [];
+    for (const ms of [10_005, 20_031, 29_998, 40_012, 45_012]) repeats.push((await run(ms)).repeated);
+    assert.deepEqual(repeats, [1, 1, 1, 1, 0], 'one repeat a period (10 s), none half a period on');
+    assert.deepEqual(
+      bodies.map((b) => `${b.previous} -> ${b.current}`),
+      ['insufficient data -> alarm', 'alarm -> alarm', 'alarm -> alarm', 'alarm -> alarm', 'alarm -> alarm'],
+    );
+  } finally {
+    await app.close();
+    hook.close();
+    await storage.remove();
+  }
+});
