@@ -114,7 +114,8 @@ export async function enqueueDeliveries(trx: Transaction<Database>, now: string,
 /**
  * Delivers queued alarm actions: each POSTed until it gets a 2xx, retried with exponential
  * backoff, in order per (alarm, URL): a later change waits behind an earlier one that is still
- * failing, so a receiver that was down sees every change, in order, once it is back.
+ * failing, so a receiver that was down sees every change, in order, once it is back. A final
+ * refusal (isFinalStatus) fails the delivery at its first attempt, as Aodh, which never retries, would.
  */
 export class AlarmActionDeliverer {
   private readonly options: DeliveryOptions;
@@ -150,9 +151,9 @@ export class AlarmActionDeliverer {
         blocked.add(key);
         continue;
       }
-      const outcome = await this.attempt(row.url, row.body);
+      const failure = await this.attempt(row.url, row.body);
       const attempts = row.attempts + 1;
-      if (outcome === null) {
+      if (failure === null) {
         await this.store.write(async ({ trx, now: at }) => {
           await trx
             .updateTable('alarm_deliveries')
@@ -164,7 +165,7 @@ export class AlarmActionDeliverer {
         continue;
       }
       blocked.add(key);
-      const giveUp = now.getTime() - Date.parse(row.created_at) >= this.options.giveUpAfterMs;
+      const giveUp = failure.final || now.getTime() - Date.parse(row.created_at) >= this.options.giveUpAfterMs;
       const delay = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** (attempts - 1));
       await this.store.write(async ({ trx }) => {
         await trx
@@ -172,7 +173,7 @@ export class AlarmActionDeliverer {
           .set({
             status: giveUp ? 'failed' : 'pending',
             attempts,
-            last_error: outcome,
+            last_error: failure.error,
             next_attempt_at: new Date(now.getTime() + delay).toISOString(),
           })
           .where('id', '=', row.id)
@@ -203,16 +204,29 @@ export class AlarmActionDeliverer {
     return Number((await query.executeTakeFirst()).numDeletedRows);
   }
 
-  /** One POST: null on a 2xx, else what went wrong. */
-  private async attempt(url: string, body: string): Promise<string | null> {
+  /** One POST: null on a 2xx, else what went wrong and whether retrying can help. */
+  private async attempt(url: string, body: string): Promise<{ error: string; final: boolean } | null> {
     const problem = actionUrlProblem(url);
-    if (problem) return problem;
+    if (problem) return { error: problem, final: false };
     try {
       const status = await this.post(url, body, this.options.timeoutMs);
+      if (status >= 200 && status < 300) return null;
       // Errors are shown in the alarm's API reply: its URL without credentials.
-      return status >= 200 && status < 300 ? null : `HTTP ${status} from ${shownUrl(url)}`;
+      const error = `HTTP ${status} from ${shownUrl(url)}`;
+      return isFinalStatus(status)
+        ? { error: `${error}: not retried, a client error other than 408 or 429 is final`, final: true }
+        : { error, final: false };
     } catch (error) {
-      return `${(error as Error).message.replaceAll(url, shownUrl(url))} (${shownUrl(url)})`;
+      return { error: `${(error as Error).message.replaceAll(url, shownUrl(url))} (${shownUrl(url)})`, final: false };
     }
   }
+}
+
+/**
+ * Whether a reply status ends a delivery at once: a 4xx other than 408 (timeout) and 429 (too many
+ * requests) says the request itself is refused (a revoked or deleted policy's URL answers 403 or
+ * 404), and the same request will be refused again. Network errors, 5xx, 408 and 429 are retried.
+ */
+export function isFinalStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
 }

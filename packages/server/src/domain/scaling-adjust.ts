@@ -62,6 +62,13 @@ export interface AdjustResult {
 type Plan = { kind: 'done'; result: AdjustResult } | { kind: 'bootstrap'; group: ScalingGroupRow; target: number; leaseId: string };
 
 /**
+ * What a bootstrap's capacity write did: written (with the records it did not make members), or
+ * nothing because another change holds the group, or because min_size rose past what it created.
+ */
+type Written =
+  { kind: 'written'; result: AdjustResult; dropped: Array<{ id: string }> } | { kind: 'superseded' } | { kind: 'short'; why: string };
+
+/**
  * Applies changes of desired capacity to a group (reference/server.md §6.4): cooldown and the
  * "in progress" flag are checked, the new capacity written, and the actuator delivery queued in
  * the same transaction. Unlike Heat, the flag is a lease that lapses after a crash, and a change
@@ -139,24 +146,61 @@ export class ScalingAdjuster {
       await this.abandon(group, leaseId, created, `could not create member records: ${(error as Error).message}`);
       throw error;
     }
-    let result: AdjustResult | null;
+    let written: Written;
     try {
-      result = await this.store.write<AdjustResult | null>(async (ctx) => {
+      written = await this.store.write<Written>(async (ctx) => {
         // Admitted again: the members took time to create, and the change may have been revoked meanwhile.
         await request.admit?.(ctx.trx, ctx.now);
         const current = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', group.id).executeTakeFirst();
-        if (!current || current.scaling_lease_id !== leaseId) return null;
-        return this.apply(ctx, current, Math.min(Math.max(target, current.min_size), current.max_size), created, request);
+        if (!current || current.scaling_lease_id !== leaseId) return { kind: 'superseded' };
+        // A group update does not wait for the lease: its bounds may have moved while the members were created.
+        const clamped = Math.min(Math.max(target, current.min_size), current.max_size);
+        const wanted = clamped - current.desired_capacity;
+        if (wanted > created.length)
+          return {
+            kind: 'short',
+            why: `min_size is ${current.min_size} now, above the ${target} this change was to reach; the group update that raised it sets the capacity`,
+          };
+        if (wanted <= 0) {
+          const reason = `${request.reason}: desired capacity stays ${current.desired_capacity} (max_size is ${current.max_size} now)`;
+          await ctx.trx
+            .updateTable('scaling_groups')
+            .set({ scaling_lease_id: null, scaling_lease_until: null })
+            .where('id', '=', group.id)
+            .execute();
+          ctx.event(
+            groupEvent(current, 'scaling_group.no_change', reason, { outcome: 'no_change', desired_capacity: current.desired_capacity }),
+          );
+          await request.record?.(ctx.trx, ctx.now, 'no_change', reason);
+          const result: AdjustResult = {
+            outcome: 'no_change',
+            reason,
+            previous: current.desired_capacity,
+            desired: current.desired_capacity,
+          };
+          return { kind: 'written', result, dropped: created };
+        }
+        const dropped = created.slice(wanted);
+        const note =
+          dropped.length === 0
+            ? ''
+            : ` (max_size is ${current.max_size} now: ${dropped.length} of the ${created.length} new members' records deleted)`;
+        const result = await this.apply(ctx, current, clamped, created.slice(0, wanted), request, note);
+        return { kind: 'written', result, dropped };
       });
     } catch (error) {
       await this.abandon(group, leaseId, created, `the change was refused: ${(error as Error).message}`);
       throw error;
     }
-    if (result) return result;
-    await this.abandon(group, leaseId, created, 'the scaling lease lapsed before the change was written');
+    if (written.kind === 'written') {
+      await this.discard(group, written.dropped);
+      return written.result;
+    }
+    const why = written.kind === 'short' ? written.why : 'another change of capacity was written meanwhile, or the scaling lease lapsed';
+    await this.abandon(group, leaseId, created, why);
     return {
       outcome: 'in_progress',
-      reason: `${request.reason}: the scaling lease lapsed`,
+      reason: `${request.reason}: ${why}`,
       previous: group.desired_capacity,
       desired: group.desired_capacity,
     };
@@ -164,7 +208,7 @@ export class ScalingAdjuster {
 
   /** Gives up a bootstrap: deletes the server records made for it and releases the lease if still ours. */
   private async abandon(group: ScalingGroupRow, leaseId: string, created: Array<{ id: string }>, why: string): Promise<void> {
-    for (const server of created) await this.servers.delete(group.project_id, server.id).catch(this.logError);
+    await this.discard(group, created);
     await this.store.write(async ({ trx, event }) => {
       await trx
         .updateTable('scaling_groups')
@@ -176,13 +220,19 @@ export class ScalingAdjuster {
     });
   }
 
-  /** Writes the new capacity, the new members, the cooldown and the outbox row, in the caller's transaction. */
+  /** Deletes the server records a bootstrap made and did not make members (each delete writes its own event). */
+  private async discard(group: ScalingGroupRow, servers: Array<{ id: string }>): Promise<void> {
+    for (const server of servers) await this.servers.delete(group.project_id, server.id).catch(this.logError);
+  }
+
+  /** Writes the new capacity, the new members, the cooldown and the outbox row, in the caller's transaction; `note` ends the reason. */
   private async apply(
     ctx: WriteContext,
     group: ScalingGroupRow,
     target: number,
     newMembers: Array<{ id: string; name: string }>,
     request: AdjustRequest,
+    note = '',
   ): Promise<AdjustResult> {
     const { trx, now } = ctx;
     const members = await trx
@@ -257,7 +307,7 @@ export class ScalingAdjuster {
       })
       .where('id', '=', group.id)
       .execute();
-    const reason = `${request.reason}: desired capacity ${group.desired_capacity} -> ${target}`;
+    const reason = `${request.reason}: desired capacity ${group.desired_capacity} -> ${target}${note}`;
     ctx.event(
       groupEvent(group, 'scaling_group.adjusted', reason, {
         previous_capacity: group.desired_capacity,
