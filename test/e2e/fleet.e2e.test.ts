@@ -8,15 +8,13 @@
 // killed), every outbox empty, every agent holding the server's document, no 5xx and no process left behind.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentLoop, bundleAgents, type AgentLoop } from '../helpers/agent-loop.ts';
-import { childEnv, freePort, operatorCall, TEST_SECRET_KEY } from '../helpers/server.ts';
-import { testDatabaseUrl, type TestDatabase } from '../../packages/server/src/store/test-database.ts';
+import { freePort, operatorCall, removeServerData, spawnServer } from '../helpers/server.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const FLEET = 20;
 /** The first HEARTBEAT servers get one heartbeating deployment each and nothing else, so no queue delays its hook. */
 const HEARTBEAT = 2;
@@ -30,45 +28,17 @@ const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]!;
 let dataDir: string;
 let logPath: string;
 let port: number;
-let database: TestDatabase | undefined;
 let server: ChildProcess | undefined;
 const target = { url: '', token: 'test-admin-token' };
 
 /** Starts hearth-server on the fixed data dir and port, its log (info: every reply's status) appended to logPath. */
 async function startServer(): Promise<void> {
   const log = openSync(logPath, 'a');
-  server = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'packages/server/src/bin.ts',
-      'serve',
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--data-dir',
-      dataDir,
-      ...(database ? ['--database-url', database.url] : []),
-      '--log-level',
-      'info',
-    ],
-    {
-      cwd: ROOT,
-      env: childEnv({ HEARTH_ADMIN_TOKEN: target.token, HEARTH_SECRET_KEY: TEST_SECRET_KEY }),
-      stdio: ['ignore', 'ignore', log],
-    },
-  );
-  closeSync(log);
-  for (let i = 0; i < 300; i++) {
-    if (server.exitCode !== null) throw new Error(`hearth-server exited with ${server.exitCode}`);
-    try {
-      if ((await fetch(`${target.url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
+  try {
+    server = (await spawnServer(dataDir, port, target.token, { level: 'info', stderr: log })).child;
+  } finally {
+    closeSync(log);
   }
-  throw new Error('hearth-server did not become ready within 30 s');
 }
 
 async function stopServer(signal: NodeJS.Signals): Promise<void> {
@@ -198,7 +168,6 @@ before(async () => {
   bundleAgents();
   dataDir = mkdtempSync(join(tmpdir(), 'hearth-fleet-'));
   logPath = join(dataDir, 'server.log');
-  database = await testDatabaseUrl();
   port = await freePort();
   target.url = `http://127.0.0.1:${port}`;
   await startServer();
@@ -211,8 +180,7 @@ after(async () => {
     rmSync(vm.loop.root, { recursive: true, force: true });
   }
   await stopServer('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
-  await database?.drop();
+  await removeServerData(dataDir);
 });
 
 test('a fleet under churn: every deployment settles once, as its hook implies', { timeout: 170_000 }, async () => {

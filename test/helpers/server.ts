@@ -114,8 +114,14 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /**
  * Starts `hearth-server serve` as a process on a given port; resolves once it answers /readyz. In the
  * PostgreSQL pass every server spawned on one data dir shares one database; removeServerData drops it.
+ * Its log goes to this process's stderr at `warn`, unless `log` says otherwise (an fd: the caller's file).
  */
-export async function spawnServer(dataDir: string, port: number, token = 'test-admin-token'): Promise<ServerProcess> {
+export async function spawnServer(
+  dataDir: string,
+  port: number,
+  token = 'test-admin-token',
+  log: { level?: 'warn' | 'info' | 'debug'; stderr?: 'inherit' | number } = {},
+): Promise<ServerProcess> {
   const url = `http://127.0.0.1:${port}`;
   const database = await databaseOf(dataDir);
   const child = spawn(
@@ -131,12 +137,12 @@ export async function spawnServer(dataDir: string, port: number, token = 'test-a
       dataDir,
       ...(database ? ['--database-url', database.url] : []),
       '--log-level',
-      'warn',
+      log.level ?? 'warn',
     ],
     {
       cwd: new URL('../..', import.meta.url).pathname,
       env: childEnv({ HEARTH_ADMIN_TOKEN: token, HEARTH_SECRET_KEY: TEST_SECRET_KEY }),
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'ignore', log.stderr ?? 'inherit'],
     },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
