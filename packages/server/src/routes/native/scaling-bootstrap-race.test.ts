@@ -9,53 +9,26 @@ import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
 import type { ActuatorWebhook, ScalingGroup } from '@hearth/protocol';
 import type { Store } from '../../store/store.ts';
-import { ADMIN, beforeWrite, testApp } from '../../test-support.ts';
+import { ADMIN, beforeWrite } from '../../test-support.ts';
+import { POLICIES, patchGroup, raceApp, raceGroup, showGroup } from './scaling-race-support.ts';
 
-/** A test app without background writers: their writes would otherwise take the interloper's turn. */
-const raceApp = () => testApp({ background: false });
-
-const GROUPS = '/v1/default/stacks/web/scaling_groups';
-const POLICIES = '/v1/default/stacks/web/scaling_policies';
 /** Writes of a +2 bootstrap before its capacity write: the lease, then one server record per member. */
 const BEFORE_CAPACITY_WRITE = 3;
 
 /** A stack, a bootstrapping group at desired 2 of [0, 5] and a policy `up` that adds 2. */
-async function setup(app: FastifyInstance): Promise<void> {
-  const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-  assert.equal(stack.statusCode, 201, stack.body);
-  const group = await app.inject({
-    method: 'POST',
-    url: GROUPS,
-    headers: ADMIN,
-    // Port 9 on loopback: nothing listens, and the deliverer is stopped anyway.
-    payload: {
-      name: 'g',
-      min_size: 0,
-      max_size: 5,
-      desired_capacity: 2,
-      member_bootstrap: {},
-      actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' },
-    },
-  });
-  assert.equal(group.statusCode, 201, group.body);
-  const policy = await app.inject({
-    method: 'POST',
-    url: POLICIES,
-    headers: ADMIN,
-    payload: { name: 'up', group: 'g', adjustment_type: 'change_in_capacity', scaling_adjustment: 2 },
-  });
-  assert.equal(policy.statusCode, 201, policy.body);
-}
+const setup = async (app: FastifyInstance) =>
+  void (await raceGroup(
+    app,
+    { desired_capacity: 2, member_bootstrap: {} },
+    { adjustment_type: 'change_in_capacity', scaling_adjustment: 2 },
+  ));
 
 const signal = async (app: FastifyInstance) => {
   const reply = await app.inject({ method: 'POST', url: `${POLICIES}/up/signal`, headers: ADMIN });
   assert.equal(reply.statusCode, 200, reply.body);
   return reply.json<{ result: { outcome: string; reason: string; previous_capacity: number; desired_capacity: number } }>().result;
 };
-const patch = (app: FastifyInstance, payload: Record<string, number>) =>
-  app.inject({ method: 'PATCH', url: `${GROUPS}/g`, headers: ADMIN, payload });
-const showGroup = async (app: FastifyInstance) =>
-  (await app.inject({ url: `${GROUPS}/g`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
+const patch = patchGroup;
 const serverIds = async (app: FastifyInstance) =>
   (await app.services.store.reader.selectFrom('servers').select('id').orderBy('id').execute()).map((s) => s.id);
 const webhooks = async (app: FastifyInstance) =>

@@ -5,32 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import type { ScalingGroup, ScalingPolicy } from '@hearth/protocol';
-import { ADMIN, errorCode, injectUrl, registerServer, testApp, beforeWrite } from '../../test-support.ts';
+import type { ScalingPolicy } from '@hearth/protocol';
+import { ADMIN, errorCode, injectUrl, registerServer, beforeWrite } from '../../test-support.ts';
+import { GROUPS, POLICIES, patchGroup, raceApp, raceGroup, showGroup } from './scaling-race-support.ts';
 
-/** A test app without background writers: their writes would otherwise take the interloper's turn. */
-const raceApp = () => testApp({ background: false });
-
-const GROUPS = '/v1/default/stacks/web/scaling_groups';
-const POLICIES = '/v1/default/stacks/web/scaling_policies';
-
-async function setup(app: FastifyInstance): Promise<void> {
-  const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-  assert.equal(stack.statusCode, 201, stack.body);
-  const group = await app.inject({
-    method: 'POST',
-    url: GROUPS,
-    headers: ADMIN,
-    // A group of 0 members delivers nothing until its capacity changes (only on the old code's lost races here).
-    payload: { name: 'g', min_size: 0, max_size: 10, actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' } },
-  });
-  assert.equal(group.statusCode, 201, group.body);
-}
-
-const patch = (app: FastifyInstance, payload: Record<string, number>) =>
-  app.inject({ method: 'PATCH', url: `${GROUPS}/g`, headers: ADMIN, payload });
-const showGroup = async (app: FastifyInstance) =>
-  (await app.inject({ url: `${GROUPS}/g`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
+const patch = patchGroup;
+// A group of 0 members delivers nothing until its capacity changes (only on the old code's lost races here).
+const setup = async (app: FastifyInstance) => void (await raceGroup(app, { max_size: 10 }));
 const eventTypes = async (app: FastifyInstance) =>
   (await app.services.store.reader.selectFrom('events').select('type').orderBy('id').execute()).map((e) => e.type);
 

@@ -4,48 +4,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import type { ScalingGroup, ScalingPolicy } from '@hearth/protocol';
-import { ADMIN, beforeWrite, injectUrl, testApp, alertmanagerBody } from '../../test-support.ts';
-
-/** A test app without background writers: their writes would otherwise take the interloper's turn. */
-const raceApp = () => testApp({ background: false });
-
-const GROUPS = '/v1/default/stacks/web/scaling_groups';
-const POLICIES = '/v1/default/stacks/web/scaling_policies';
+import type { ScalingPolicy } from '@hearth/protocol';
+import { ADMIN, beforeWrite, injectUrl, alertmanagerBody } from '../../test-support.ts';
+import { POLICIES, raceApp, raceGroup, showGroup } from './scaling-race-support.ts';
 
 const firing = alertmanagerBody;
 
 async function setup(app: FastifyInstance, group: Record<string, unknown> = {}): Promise<ScalingPolicy> {
-  const stack = await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-  assert.equal(stack.statusCode, 201, stack.body);
-  const created = await app.inject({
-    method: 'POST',
-    url: GROUPS,
-    headers: ADMIN,
-    // Port 9 on loopback: nothing listens, and the deliverer is stopped anyway.
-    payload: {
-      name: 'g',
-      min_size: 0,
-      max_size: 5,
-      actuator: { url: 'http://127.0.0.1:9/actuator', secret: 'actuator-secret-0123' },
-      ...group,
-    },
-  });
-  assert.equal(created.statusCode, 201, created.body);
-  const policy = await app.inject({
-    method: 'POST',
-    url: POLICIES,
-    headers: ADMIN,
-    payload: { name: 'up', group: 'g', adjustment_type: 'change_in_capacity', scaling_adjustment: 1 },
-  });
-  assert.equal(policy.statusCode, 201, policy.body);
-  return policy.json<{ scaling_policy: ScalingPolicy }>().scaling_policy;
+  return (await raceGroup(app, group, { adjustment_type: 'change_in_capacity', scaling_adjustment: 1 }))!;
 }
 
 const operator = (app: FastifyInstance, method: 'POST' | 'DELETE', path: string) => () =>
   app.inject({ method, url: `${POLICIES}/up${path}`, headers: ADMIN });
-const showGroup = async (app: FastifyInstance) =>
-  (await app.inject({ url: `${GROUPS}/g`, headers: ADMIN })).json<{ scaling_group: ScalingGroup }>().scaling_group;
 const lastEvent = async (app: FastifyInstance) =>
   (await app.services.store.reader.selectFrom('events').select('type').orderBy('id', 'desc').executeTakeFirst())?.type;
 
