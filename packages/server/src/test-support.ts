@@ -9,6 +9,9 @@ import type { Store } from './store/store.ts';
 import { postgresTestPass, testDatabaseUrl } from './store/test-database.ts';
 import { guardedLookup, type SocketLookup } from './domain/link-local.ts';
 import type { LookupAddress } from 'node:dns';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AlarmNotification } from '@hearth/protocol';
 
 /** Admin token of the apps built by `testApp`. */
 export const ADMIN = { 'x-auth-token': 'admin-secret' };
@@ -220,4 +223,20 @@ export function alertmanagerBody(status: 'firing' | 'resolved' = 'firing') {
     commonAnnotations: {},
     alerts: [{ status, labels: { alertname: 'HighLoad' }, annotations: {} }],
   };
+}
+
+/** A loopback alarm-action receiver that answers `status.code` (200 unless changed) and records every body it accepts. */
+export async function alarmReceiver(): Promise<{ url: string; bodies: AlarmNotification[]; status: { code: number }; server: Server }> {
+  const bodies: AlarmNotification[] = [];
+  const status = { code: 200 };
+  const server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    request.on('end', () => {
+      if (status.code < 300) bodies.push(JSON.parse(text) as AlarmNotification);
+      response.writeHead(status.code).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies, status, server };
 }

@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { Alarm, AlarmNotification } from '@hearth/protocol';
+import type { Alarm } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
-import { ADMIN, registerServer, testStore, type TestStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, registerServer, testStore, type TestStore } from '../test-support.ts';
 import type { AlarmSettings } from './alarm-services.ts';
 import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
 
@@ -21,22 +19,6 @@ async function appOn(storage: TestStore, settings: AlarmSettings = {}): Promise<
     publicUrl: 'http://127.0.0.1:9',
     alarms: { ...settings, evaluator: { schedule: MANUAL, ...settings.evaluator } },
   });
-}
-
-/** A loopback receiver that answers `status` and records every body. */
-async function receiver(): Promise<{ url: string; bodies: AlarmNotification[]; status: { code: number }; server: Server }> {
-  const bodies: AlarmNotification[] = [];
-  const status = { code: 200 };
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    request.on('end', () => {
-      if (status.code < 300) bodies.push(JSON.parse(text) as AlarmNotification);
-      response.writeHead(status.code).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies, status, server };
 }
 
 async function putCpu(app: FastifyInstance, auth: { authorization: string }, ...values: number[]) {
@@ -56,7 +38,7 @@ const showAlarm = async (app: FastifyInstance, name: string) =>
 
 test('samples above the threshold move the alarm to ALARM; each state change is recorded and its action POSTed once', async () => {
   const storage = await testStore('hearth-alarm-');
-  const hook = await receiver();
+  const hook = await alarmReceiver();
   const app = await appOn(storage);
   try {
     const vm = await registerServer(app);
@@ -129,7 +111,7 @@ test('samples above the threshold move the alarm to ALARM; each state change is 
 
 test('repeat_actions: a sustained state queues its actions again once per period, not on every run', async () => {
   const storage = await testStore('hearth-alarm-');
-  const hook = await receiver();
+  const hook = await alarmReceiver();
   const app = await appOn(storage);
   try {
     const vm = await registerServer(app);
@@ -199,7 +181,7 @@ test('repeat_actions: a sustained state queues its actions again once per period
 
 test('a receiver that is down gets every change, in order, once it is back; a disabled alarm is not evaluated', async () => {
   const storage = await testStore('hearth-alarm-');
-  const hook = await receiver();
+  const hook = await alarmReceiver();
   const app = await appOn(storage, { delivery: { backoffMs: 1, maxBackoffMs: 1 } });
   try {
     const vm = await registerServer(app);

@@ -1,10 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { AlarmNotification } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
-import { ADMIN, registerServer, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, registerServer, testStore } from '../test-support.ts';
 
 /** Never fires during a test: runs are driven by runOnce(). */
 const MANUAL = '0 0 1 1 *';
@@ -14,17 +11,7 @@ const MANUAL = '0 0 1 1 *';
 // grew both tables without end, and every show of the alarm read all its deliveries to count them.
 test('a flapping alarm keeps its newest history and its recent deliveries only, and every change is still delivered', async () => {
   const storage = await testStore('hearth-alarm-');
-  const bodies: AlarmNotification[] = [];
-  const hook = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    request.on('end', () => {
-      bodies.push(JSON.parse(text) as AlarmNotification);
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-  const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+  const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
   const app = await buildApp({
     dataDir: storage.dataDir,
     databaseUrl: storage.databaseUrl,

@@ -1,23 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { AlarmNotification } from '@hearth/protocol';
 import { buildApp } from '../app.ts';
-import { ADMIN, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, testStore } from '../test-support.ts';
 
 test('repeat_actions repeat every period although each scheduled run starts a few ms later or earlier in its second', async () => {
   const storage = await testStore('hearth-alarm-');
-  const bodies: AlarmNotification[] = [];
-  const hook = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    request.on('end', () => {
-      bodies.push(JSON.parse(text) as AlarmNotification);
-      response.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+  const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
   const app = await buildApp({
     dataDir: storage.dataDir,
     databaseUrl: storage.databaseUrl,
@@ -41,7 +29,7 @@ test('repeat_actions repeat every period although each scheduled run starts a fe
         threshold: 0,
         comparison_operator: 'GreaterThanOrEqualToThreshold',
         repeat_actions: true,
-        alarm_actions: [`http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`],
+        alarm_actions: [hookUrl],
       },
     });
     assert.equal(created.statusCode, 201, created.body);
