@@ -184,7 +184,7 @@ test('an action the CFN route does not serve is named in the refusal, whether it
   }
 });
 
-test('a parameter named __proto__ added to a signed URL breaks its signature, like any added parameter', async () => {
+test('a parameter added to a signed URL (__proto__ too) breaks its signature; one named twice is refused', async () => {
   const { app, done } = await testApp();
   try {
     const handle = await waitConditionHandle(app);
@@ -199,23 +199,7 @@ test('a parameter named __proto__ added to a signed URL breaks its signature, li
       const refused = await put(`${handle.search}&${extra}`);
       assert.equal(refused.statusCode, 403, `${extra}: ${refused.body}`);
     }
-    assert.equal((await put(handle.search)).statusCode, 200, 'the URL as signed works');
-  } finally {
-    await done();
-  }
-});
-
-test('a signed URL that names a parameter twice is refused, even when the first values are the signed ones', async () => {
-  const { app, done } = await testApp();
-  try {
-    const handle = await waitConditionHandle(app);
-    const put = (search: string) =>
-      app.inject({
-        method: 'PUT',
-        url: handle.pathname + search,
-        headers: { host: handle.host },
-        payload: { Status: 'SUCCESS', Reason: 'up', UniqueId: 'i1', Data: 'ok' },
-      });
+    // A name given twice: the signature covers the first value only, so the URL is refused whatever the values.
     for (const extra of ['SignatureMethod=HmacSHA1', 'Timestamp=', 'Signature=x', 'AWSAccessKeyId=0']) {
       const refused = await put(`${handle.search}&${extra}`);
       assert.equal(refused.statusCode, 403, `${extra}: ${refused.body}`);
