@@ -8,6 +8,7 @@ import {
   EXIT,
   ExitError,
   adminTokenWarning,
+  checkDataDir,
   describeStore,
   loadOrCreateSecret,
   resolveSettings,
@@ -41,15 +42,20 @@ function warnIfReadable(settings: ServerSettings): void {
   }
 }
 
+/** Refuses a data dir other users could put files into, when this run reads from it: a secret not given by env, or SQLite there. */
+function checkDataDirIfUsed(settings: ServerSettings, secretsFromEnv: boolean): void {
+  if (!secretsFromEnv || !settings.databaseUrl) checkDataDir(settings.dataDir);
+}
+
 const FILE_ERRORS = new Set(['EACCES', 'EPERM', 'EEXIST', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC', 'ELOOP', 'ENOENT']);
 
-/** A failure to open, migrate or write the store (or the data dir) at start, as an exit with what to do. */
 /** Whether `path` is `dir` or below it. */
 function isInside(path: string, dir: string): boolean {
   const rel = relative(resolve(dir), resolve(path));
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
+/** A failure to open, migrate or write the store (or the data dir) at start, as an exit with what to do. */
 function startupFailure(error: unknown, settings: ServerSettings): unknown {
   if (error instanceof ExitError || !(error instanceof Error)) return error;
   const { code: rawCode } = error as { code?: unknown };
@@ -76,6 +82,12 @@ function startupFailure(error: unknown, settings: ServerSettings): unknown {
     return new ExitError(
       `${sqliteFile(settings.dataDir, settings.databaseUrl)} is not a usable SQLite database (${error.message}): restore it from a backup, or move it away to start afresh`,
       EXIT.dataError,
+    );
+  }
+  if (code.startsWith('SQLITE_BUSY')) {
+    return new ExitError(
+      `${sqliteFile(settings.dataDir, settings.databaseUrl)} is locked by another process (${error.message}), likely another hearth-server migrating or writing it: run this again once that is done`,
+      EXIT.databaseLocked,
     );
   }
   if (code === 'ENOSPC' || code === 'SQLITE_FULL') {
@@ -116,6 +128,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   let app: FastifyInstance;
   let admin: { value: string; source: string };
   try {
+    checkDataDirIfUsed(settings, Boolean(process.env.HEARTH_ADMIN_TOKEN && process.env.HEARTH_SECRET_KEY));
     admin = loadOrCreateSecret(settings.dataDir, 'admin-token', process.env.HEARTH_ADMIN_TOKEN);
     const weakAdmin = adminTokenWarning(admin);
     if (weakAdmin) process.stderr.write(`hearth-server: warning: ${weakAdmin}\n`);
@@ -184,6 +197,7 @@ async function migrate(flags: ServeFlags): Promise<void> {
   const settings = settingsOrExit(flags);
   let store: Store | undefined;
   try {
+    checkDataDirIfUsed(settings, true);
     store = openStore({
       dataDir: settings.dataDir,
       databaseUrl: settings.databaseUrl,
@@ -222,7 +236,8 @@ const program = new Command('hearth-server')
     'after',
     `\nExit codes: 0 ok (and on SIGTERM/SIGINT after a clean stop), 1 unexpected error, ${EXIT.usage} bad flag or HEARTH_* value,
 ${EXIT.dataError} unusable data (empty secret, hearth.db not SQLite, a database migrated by a newer hearth-server), ${EXIT.unavailable} database unreachable,
-${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use, ${EXIT.permission} secret file readable by others,
+${EXIT.cannotCreate} data dir not writable, ${EXIT.addressInUse} listen address in use or SQLite file locked by another process,
+${EXIT.permission} secret file readable by others or data dir writable by them,
 130/143 a second SIGINT/SIGTERM while stopping (stops at once, without the drain).`,
   );
 withStoreOptions(

@@ -17,7 +17,9 @@ export const EXIT = {
   cannotCreate: 73,
   /** the listen address is taken by another process */
   addressInUse: 75,
-  /** a secret file can be read by other users */
+  /** another process held SQLite's write lock past the 5 s busy timeout (a `migrate` while `serve` starts): run again (EX_TEMPFAIL too) */
+  databaseLocked: 75,
+  /** a secret file can be read by other users, or the data dir written by them */
   permission: 77,
 } as const;
 
@@ -174,6 +176,38 @@ export function adminTokenWarning(admin: { value: string; source: string }): str
   if (admin.value.length >= ADMIN_TOKEN_ADVISED_LENGTH) return undefined;
   const where = admin.source === 'environment' ? 'HEARTH_ADMIN_TOKEN' : `the admin token in ${admin.source}`;
   return `${where} is ${admin.value.length} character(s) long, easy to guess, and it reaches every project: use at least ${ADMIN_TOKEN_ADVISED_LENGTH} (try: openssl rand -base64 32)`;
+}
+
+/**
+ * Refuses (ExitError, exit 77) an existing data dir that another user could put files into: one that
+ * group or others may write, or that belongs to a user other than this one or root. Such a user could
+ * swap `secret-key` or `admin-token` for values they know (read at the next start, even by root) or
+ * replace `hearth.db`. Only the directory is checked (as sshd's StrictModes does), not the files, and
+ * nothing is changed: a dir made 0755 by systemd's StateDirectory= is fine. A missing dir is made 0700 later.
+ */
+export function checkDataDir(dataDir: string): void {
+  let stats;
+  try {
+    stats = statSync(dataDir);
+  } catch {
+    return; // missing (made 0700 later), or unreadable: opening it reports that
+  }
+  if (!stats.isDirectory()) return; // reported when it is opened
+  const mode = stats.mode & 0o777;
+  const what = 'could replace the secrets and the database in it';
+  if (mode & 0o022) {
+    throw new ExitError(
+      `the data dir ${dataDir} can be written by other users (mode 0${mode.toString(8)}), who ${what}: chmod go-w ${dataDir}`,
+      EXIT.permission,
+    );
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid && stats.uid !== 0) {
+    throw new ExitError(
+      `the data dir ${dataDir} belongs to user ${stats.uid}, not to this user (${uid}); user ${stats.uid} ${what}: chown ${uid} ${dataDir}, or run hearth-server as user ${stats.uid}`,
+      EXIT.permission,
+    );
+  }
 }
 
 /**
