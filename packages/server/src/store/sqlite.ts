@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  CompiledQuery,
   Kysely,
   SqliteAdapter,
   SqliteDialect,
@@ -101,6 +102,10 @@ function createPrivately(file: string): void {
  * - A rollback after SQLite has already rolled back. On SQLITE_FULL (a full disk) and some I/O
  *   errors SQLite ends the transaction itself; Kysely's ROLLBACK then failed with "cannot rollback -
  *   no transaction is active", and that error replaced the one that said what happened.
+ * - BEGIN IMMEDIATE: every transaction on this connection writes. A deferred BEGIN reads first and
+ *   then fails at once (SQLITE_BUSY, no busy wait) if another process wrote since that read: a
+ *   `hearth-server migrate` started beside a starting `serve` failed one time in three. IMMEDIATE
+ *   takes the write lock first, waiting up to the busy timeout.
  */
 class WriterSqliteDialect extends SqliteDialect {
   override createAdapter(): DialectAdapter {
@@ -113,6 +118,9 @@ class WriterSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     const driver = super.createDriver();
+    driver.beginTransaction = async (connection: DatabaseConnection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
     const rollback = driver.rollbackTransaction.bind(driver);
     driver.rollbackTransaction = async (connection: DatabaseConnection) => {
       try {
