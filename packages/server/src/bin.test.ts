@@ -2,28 +2,14 @@
 // each a one-line message and an exit code of its own (pinned here: scripts and unit files depend on them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BIN, hearthServer, withDir } from './bin-test-support.ts';
 
-const BIN = new URL('./bin.ts', import.meta.url).pathname;
 const KEYS = { HEARTH_ADMIN_TOKEN: 'test-admin-token', HEARTH_SECRET_KEY: 'test-secret-key-0123456789abcdef' };
-
-/** Runs hearth-server with args and env; resolves with its exit code and output. */
-function hearthServer(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-  for (const name of ['NODE_EXTRA_CA_CERTS', 'HEARTH_DATABASE_URL', 'HEARTH_LISTEN', 'HEARTH_DATA_DIR', 'HEARTH_PUBLIC_URL']) {
-    if (!(name in env)) delete childEnv[name];
-  }
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', BIN, ...args], { env: childEnv, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: typeof error?.code === 'number' ? error.code : error ? -1 : 0, stdout, stderr });
-    });
-  });
-}
 
 /** One line on stderr, no stack trace, no secret. */
 function assertOneLine(stderr: string, pattern: RegExp): void {
@@ -31,17 +17,6 @@ function assertOneLine(stderr: string, pattern: RegExp): void {
   assert.equal(lines.length, 1, `one line on stderr, got:\n${stderr}`);
   assert.match(lines[0]!, pattern);
   assert.doesNotMatch(stderr, /\n\s+at |hunter2/);
-}
-
-function withDir(run: (dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hearth-bin-'));
-    try {
-      await run(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
 }
 
 test(

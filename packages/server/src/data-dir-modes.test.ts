@@ -2,54 +2,16 @@
 // writes there whatever the umask, and data dirs other users could put files into.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { freePort } from '../../../test/helpers/server.ts';
+import { BIN, binEnv, hearthServer, withDir } from './bin-test-support.ts';
 
-const BIN = new URL('./bin.ts', import.meta.url).pathname;
+const withDirHere = (run: (dir: string) => Promise<void>) => withDir(run, 'hearth-data-dir-');
+
 const KEYS = { HEARTH_ADMIN_TOKEN: 'test-admin-token-0123', HEARTH_SECRET_KEY: 'test-secret-key-0123456789abcdef' };
-
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const result: NodeJS.ProcessEnv = { ...process.env, ...env };
-  for (const name of ['NODE_EXTRA_CA_CERTS', 'HEARTH_DATABASE_URL', 'HEARTH_LISTEN', 'HEARTH_DATA_DIR', 'HEARTH_PUBLIC_URL']) {
-    if (!(name in env)) delete result[name];
-  }
-  for (const name of ['HEARTH_ADMIN_TOKEN', 'HEARTH_SECRET_KEY']) if (!(name in env)) delete result[name];
-  return result;
-}
-
-/** Runs hearth-server under `umask`; resolves with its exit code and output. */
-function hearthServer(
-  args: string[],
-  env: Record<string, string> = {},
-  umask = '022',
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const command = `umask ${umask} && exec "$0" --import tsx "$@"`;
-  return new Promise((resolve) => {
-    execFile(
-      '/bin/sh',
-      ['-c', command, process.execPath, BIN, ...args],
-      { env: childEnv(env), timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: typeof error?.code === 'number' ? error.code : error ? -1 : 0, stdout, stderr });
-      },
-    );
-  });
-}
-
-function withDir(run: (dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hearth-data-dir-'));
-    try {
-      await run(dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
 
 function modes(dir: string): Record<string, string> {
   const entries: Record<string, string> = { '.': (statSync(dir).mode & 0o777).toString(8) };
@@ -59,7 +21,7 @@ function modes(dir: string): Record<string, string> {
 
 test(
   'under umask 000 a fresh data dir is 0700 and every file serve writes in it 0600, the WAL and SHM files too',
-  withDir(async (dir) => {
+  withDirHere(async (dir) => {
     const data = join(dir, 'data');
     const port = await freePort();
     const server = spawn(
@@ -75,7 +37,7 @@ test(
         '--data-dir',
         data,
       ],
-      { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: binEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
     server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -114,7 +76,7 @@ test(
 
 test(
   'a data dir group or others can write: serve and migrate stop with exit 77 and the chmod to run, and touch nothing',
-  withDir(async (dir) => {
+  withDirHere(async (dir) => {
     for (const mode of [0o777, 0o775, 0o1777]) {
       const data = join(dir, `data-${mode.toString(8)}`);
       mkdirSync(data);
@@ -141,7 +103,7 @@ test(
 test(
   'a data dir that belongs to another user: exit 77 naming the owner',
   { skip: process.getuid?.() !== 0 && 'needs root to give a directory away' },
-  withDir(async (dir) => {
+  withDirHere(async (dir) => {
     const data = join(dir, 'data');
     mkdirSync(data, { mode: 0o755 });
     chownSync(data, 65534, 65534);
@@ -157,7 +119,7 @@ test(
 
 test(
   'a SQLite file another process holds the write lock of: serve and migrate stop with exit 75 and one line saying to run again',
-  withDir(async (dir) => {
+  withDirHere(async (dir) => {
     const file = join(dir, 'hearth.db');
     const holder = new Database(file);
     holder.pragma('journal_mode = WAL');
