@@ -18,6 +18,7 @@ import { resourceTimeline } from './events.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
 import { assertDocumentFits } from './metadata.ts';
+import { reissueRevokedCredential } from './server-deployments.ts';
 
 /** Transports whose agent signals with a credential of this deployment alone. */
 const CREDENTIAL_TRANSPORTS = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL']);
@@ -231,7 +232,7 @@ export class DeploymentService {
       }
       // Only a new action changes what the document holds of this deployment (its config, its inputs).
       if (newAction) await assertDocumentFits(trx, projectId, next);
-      const reissued = next.status === 'IN_PROGRESS' && (await this.reissueRevokedCredential(trx, next, now));
+      const reissued = next.status === 'IN_PROGRESS' && (await reissueRevokedCredential(trx, next, now, this.secrets));
       await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
       // Only the keys applied: a skipped empty value is not reported as a change.
       const changed = Object.keys(body).filter((k) => {
@@ -260,27 +261,6 @@ export class DeploymentService {
       return next;
     });
     return deploymentFromRow(row);
-  }
-
-  /**
-   * Gives `next` (about to be IN_PROGRESS again) a new access key when its own was revoked with its
-   * server (ServerService.delete): the old one was handed to a VM that is gone, and a server
-   * registered since under the same id must be able to signal the new action. True if it did.
-   */
-  private async reissueRevokedCredential(trx: Transaction<Database>, next: DeploymentRow, now: string): Promise<boolean> {
-    if (next.access_key_id === null) return false;
-    const live = await trx
-      .selectFrom('resource_credentials')
-      .select('access_key_id')
-      .where('access_key_id', '=', next.access_key_id)
-      .executeTakeFirst();
-    if (live) return false;
-    next.access_key_id = newAccessKeyId(this.secrets);
-    await trx
-      .insertInto('resource_credentials')
-      .values({ access_key_id: next.access_key_id, project_id: next.project_id, kind: 'deployment', target_id: next.id, created_at: now })
-      .execute();
-    return true;
   }
 
   /** Deletes a deployment; it leaves the server's metadata at once. */

@@ -1,6 +1,8 @@
 // What deleting a server does to its deployments: their own credentials were handed to that VM alone,
-// and no VM will signal those still in progress.
-import type { ServerRow } from '../store/schema.ts';
+// and no VM will signal those still in progress; a deployment given a new action after that gets a new one.
+import type { Transaction } from 'kysely';
+import type { Database, DeploymentRow, ServerRow } from '../store/schema.ts';
+import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import { failDeployments } from './deadlines.ts';
 
@@ -29,4 +31,30 @@ export async function orphanDeployments(ctx: WriteContext, server: ServerRow): P
     })),
   );
   return failed.size;
+}
+
+/**
+ * Gives `next` (about to be IN_PROGRESS again) a new access key when its own was revoked with its
+ * server (ServerService.delete): the old one was handed to a VM that is gone, and a server
+ * registered since under the same id must be able to signal the new action. True if it did.
+ */
+export async function reissueRevokedCredential(
+  trx: Transaction<Database>,
+  next: DeploymentRow,
+  now: string,
+  secrets: SecretDeriver,
+): Promise<boolean> {
+  if (next.access_key_id === null) return false;
+  const live = await trx
+    .selectFrom('resource_credentials')
+    .select('access_key_id')
+    .where('access_key_id', '=', next.access_key_id)
+    .executeTakeFirst();
+  if (live) return false;
+  next.access_key_id = newAccessKeyId(secrets);
+  await trx
+    .insertInto('resource_credentials')
+    .values({ access_key_id: next.access_key_id, project_id: next.project_id, kind: 'deployment', target_id: next.id, created_at: now })
+    .execute();
+  return true;
 }
