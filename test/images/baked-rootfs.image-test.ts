@@ -5,7 +5,7 @@
 // with its outputs, a wait condition is signalled with the baked cfn-signal, and hearth-agent clean forgets the
 // instance. A second rootfs, not baked, gets the agent the cloud-init way (the rendered user-data's write_files and
 // runcmd) and runs a deployment too. The rootfs has no node, so everything in it runs on the single executable.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
@@ -68,6 +68,18 @@ function mounted(dir: string): boolean {
   return readFileSync('/proc/self/mounts', 'utf8')
     .split('\n')
     .some((line) => line.split(' ')[1] === dir);
+}
+
+/** Stops the guest and the server, then removes the work dir, unless the rootfs's /proc is still mounted (never recurse into it). */
+async function cleanUp(t: TestContext, work: string, guest: MountedRootfs | undefined, server: ServerProcess | undefined): Promise<void> {
+  await guest?.close();
+  if (server) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+  const rootfs = join(work, 'rootfs');
+  if (mounted(join(rootfs, 'proc'))) t.diagnostic(`${rootfs}/proc is still mounted; leaving ${work} in place`);
+  else rmSync(work, { recursive: true, force: true });
 }
 
 test(
@@ -210,14 +222,7 @@ test(
       assert.deepEqual(readdirSync(join(rootfs, 'var/lib/hearth')), []);
       assert.ok(existsSync(join(rootfs, 'var/lib/heat-config/hooks/script')));
     } finally {
-      await guest?.close();
-      if (server) {
-        server.child.kill('SIGKILL');
-        await server.exited;
-      }
-      // Never recurse into a rootfs whose /proc is still mounted.
-      if (mounted(join(rootfs, 'proc'))) t.diagnostic(`${rootfs}/proc is still mounted; leaving ${work} in place`);
-      else rmSync(work, { recursive: true, force: true });
+      await cleanUp(t, work, guest, server);
     }
   },
 );
@@ -299,12 +304,6 @@ test("a stock Debian rootfs given the agent by cloud-init's user-data runs a dep
     // Debian's /var/run is a link to /run, which outside the chroot would be the host's.
     assert.equal(statSync(join(rootfs, 'run/heat-config/heat-config')).mode & 0o777, 0o600);
   } finally {
-    await guest?.close();
-    if (server) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
-    if (mounted(join(rootfs, 'proc'))) t.diagnostic(`${rootfs}/proc is still mounted; leaving ${work} in place`);
-    else rmSync(work, { recursive: true, force: true });
+    await cleanUp(t, work, guest, server);
   }
 });
