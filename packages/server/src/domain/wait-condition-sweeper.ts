@@ -2,7 +2,7 @@
 // passed, each in its own write unit, with Heat's reason (how many of the expected signals arrived).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../store/store.ts';
-import { timeOut } from './wait-conditions.ts';
+import { timeOut } from './wait-condition-writes.ts';
 import { TaskHealth } from './task-health.ts';
 
 /** Due conditions read at a time. */

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { WriteContext } from '../store/write-queue.ts';
 import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
-import { resourceEvent } from './events.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import { newAccessKeyId } from '../auth/secrets.ts';
 import { HearthError } from './errors.ts';
@@ -11,7 +9,8 @@ import type { StackService } from './stacks.ts';
 import type { TransportContext } from './transports.ts';
 import { waitConditionView } from './wait-condition-view.ts';
 import type { WaitSignal } from './wait-condition-signals.ts';
-import { decide, timeoutReason, type StoredSignal } from './wait-condition-rules.ts';
+import { decide } from './wait-condition-rules.ts';
+import { etagOf, timeOut, waitConditionEvent } from './wait-condition-writes.ts';
 
 /** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
 export class WaitConditionService {
@@ -261,35 +260,6 @@ export class WaitConditionService {
       .orderBy('received_at')
       .execute();
   }
-}
-
-/** An event about a wait condition (its timeline is the events with its id). */
-export function waitConditionEvent(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
-  const resource = { project_id: row.project_id, resource_type: 'wait_condition', resource_id: row.id, server_id: null };
-  return resourceEvent(resource, type, message, data);
-}
-
-/** Fails an IN_PROGRESS condition whose deadline passed, with Heat's timeout reason (in the caller's transaction). */
-export async function timeOut(
-  { trx, now, event, publish }: WriteContext,
-  current: WaitConditionRow,
-  signals: StoredSignal[],
-): Promise<WaitConditionRow> {
-  const reason = timeoutReason(current, signals);
-  const next = { ...current, status: 'FAILED', status_reason: reason, generation: current.generation + 1, updated_at: now };
-  await trx
-    .updateTable('wait_conditions')
-    .set({ status: next.status, status_reason: reason, generation: next.generation, updated_at: now })
-    .where('id', '=', current.id)
-    .execute();
-  event(waitConditionEvent(current, 'wait_condition.failed', reason));
-  publish(topics.waitCondition(current.id));
-  return next;
-}
-
-/** The strong ETag of a wait condition's state. */
-export function etagOf(row: WaitConditionRow): string {
-  return `"${row.id}-${row.generation}"`;
 }
 
 /** The first number from (count + 1) up that no signal has as its id. */
