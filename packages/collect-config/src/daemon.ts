@@ -136,7 +136,9 @@ async function loop(options: CollectOptions, deps: DaemonDeps, collectors: Colle
         deps.log.info(`Executing ${command} with OS_CONFIG_FILES=${pass.paths.join(':')}`);
         const result = await deps.runCommand(command, pass.paths);
         deps.onCommand?.(false);
-        status.lastCommand = { ...result, ok: result.exitCode === 0, files: pass.paths };
+        // Not the command's text: it may carry a secret, and the status file is world-readable.
+        const { command: _text, ...outcome } = result;
+        status.lastCommand = { ...outcome, ok: result.exitCode === 0, files: pass.paths };
         if (result.exitCode !== 0) {
           exitCode = result.exitCode;
           deps.log.error('Command failed, will not cache new data.', { exit_code: result.exitCode, signal: result.signal });

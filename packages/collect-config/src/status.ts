@@ -26,7 +26,8 @@ export interface DaemonStatus {
   mode: 'daemon' | 'one-time';
   cachedir: string;
   collectors: CollectorStatus[];
-  lastCommand?: CommandResult & { ok: boolean; files: string[] };
+  /** The last command's outcome, not its text (which may carry a secret: this file is world-readable). */
+  lastCommand?: Omit<CommandResult, 'command'> & { ok: boolean; files: string[] };
   /** Seconds until the next timed poll (a hearth change comes sooner). */
   nextPollInSeconds?: number;
   updatedAt: string;
