@@ -2,11 +2,13 @@
 // ever did: with a fresh derived-config id on every action, the deployed dir grew for the life of the VM.
 // `<id>.json` is what says "done, never run again", so an id is only pruned once it has been missing from
 // every list for the prune age (a run that saw an empty or partial list must never make a deployment run
-// twice), and never while anything of it is still in flight.
+// twice), and never while anything of it is still in flight. The files its hook kept in its working dir (a
+// script hook's copy of the script for each action, a puppet manifest, an ansible playbook) go with it.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, type Logger } from '@hearth/agent-kit';
+import { hookDirs } from '@hearth/agent-kit/hook-dirs';
 import { DeploymentMarkers } from './markers.ts';
 import type { HeatConfigOptions } from './options.ts';
 
@@ -53,6 +55,38 @@ export function stateFileOwner(name: string, listedIds: ReadonlySet<string>): st
 function markerPaths(dir: string, id: string): string[] {
   const markers = new DeploymentMarkers(dir, id);
   return [markers.notifyPath, markers.hookPath, markers.runningPath, markers.deployedPath];
+}
+
+/** A hook group that can name a hook file (Heat's groups are names like `script` or `docker-compose`). */
+const GROUP = /^[\w-]+$/;
+
+/**
+ * What the hook of `id` left in its working and outputs dirs (the hook's group is in `<id>.json`): entries
+ * named `<id>`, `<id>.*` or `<id>_*`, as Heat's hooks name them, except those that name an id in `others`
+ * the same way (never another deployment's files). Nothing when `<id>.json` is gone or names no group.
+ */
+function hookFiles(deployedDir: string, id: string, others: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  let group: unknown;
+  try {
+    group = (JSON.parse(readFileSync(join(deployedDir, `${id}.json`), 'utf8')) as { group?: unknown } | null)?.group;
+  } catch {
+    return [];
+  }
+  if (typeof group !== 'string' || !GROUP.test(group)) return [];
+  const owns = (name: string, owner: string) => name === owner || name.startsWith(`${owner}.`) || name.startsWith(`${owner}_`);
+  const longer = others.filter((other) => other !== id && other.startsWith(id));
+  const { working, outputs } = hookDirs(group, env);
+  const paths: string[] = [];
+  for (const dir of new Set([working, outputs])) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) if (owns(name, id) && !longer.some((other) => owns(name, other))) paths.push(join(dir, name));
+  }
+  return paths;
 }
 
 /** The record as id -> ms since the epoch, or whether it is missing or damaged. */
@@ -117,7 +151,13 @@ function holdOf(markers: DeploymentMarkers, id: string, queued: ReadonlySet<stri
  * hook or a queued signal. `now` is the time in ms (default Date.now()). Returns the ids pruned. Never throws:
  * housekeeping never fails a run.
  */
-export async function pruneAbsent(listedIds: ReadonlySet<string>, options: PruneOptions, log: Logger, now = Date.now()): Promise<string[]> {
+export async function pruneAbsent(
+  listedIds: ReadonlySet<string>,
+  options: PruneOptions,
+  log: Logger,
+  now = Date.now(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string[]> {
   if (options.pruneAfterSeconds === 0) return [];
   const recordPath = join(options.deployedDir, ABSENT_RECORD_NAME);
   try {
@@ -156,12 +196,15 @@ export async function pruneAbsent(listedIds: ReadonlySet<string>, options: Prune
       const kept = new Set(
         [...listedIds, ...present].filter((id) => !pruning.has(id)).flatMap((id) => markerPaths(options.deployedDir, id)),
       );
+      const everyId = [...new Set([...listedIds, ...present])];
       for (const [id, since] of pruning) {
         const files = markerPaths(options.deployedDir, id).filter((path) => !kept.has(path) && existsSync(path));
         // All its files are another id's: that id decides when they go.
         if (files.length === 0) continue;
+        // The hook's files first: `<id>.json`, which names the hook, goes last.
+        files.unshift(...hookFiles(options.deployedDir, id, everyId, env));
         try {
-          for (const path of files) await rm(path, { force: true });
+          for (const path of files) await rm(path, { force: true, recursive: true });
         } catch (error) {
           log.warn(`Could not remove the state of ${id}; trying again on the next run`, {
             id,
