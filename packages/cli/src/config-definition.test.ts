@@ -46,3 +46,12 @@ test('the --config text gets the same check', async () => {
   );
   await assertUsage(tooBig, /^the --config text has 4194305 characters/);
 });
+
+test('an empty --group is refused: no hook on the VM would run the config', async () => {
+  for (const group of ['', '  ']) {
+    await assertUsage(
+      buildConfigCreate('x', { group, config: 'echo hi' }, () => Promise.reject(new Error('no files'))),
+      /^--group "\s*" is empty$/,
+    );
+  }
+});

@@ -131,6 +131,10 @@ export function checkConfigSize(body: SoftwareConfigCreate, flags: Pick<ConfigCr
 
 /** Turns `config create` flags (and the files they name) into the POST /software_configs body. */
 export async function buildConfigCreate(name: string, flags: ConfigCreateFlags, readFile: FileReader): Promise<SoftwareConfigCreate> {
+  // hearth-server stores any group, but no hook runs '' (an unset `--group "$GROUP"`): the deployment would fail on the VM.
+  if (flags.group.trim() === '') {
+    throw usageError(`--group ${JSON.stringify(flags.group)} is empty`, 'name the hook that runs the config, e.g. --group script');
+  }
   const config = await configText(flags, readFile);
   const definition =
     flags.definitionFile === undefined

@@ -54,6 +54,12 @@ export function hintFor(code: string, context: ReportContext): string | undefine
       return 'pick another name: servers, deployments and wait conditions share one namespace per stack';
     case 'ERR_WAIT_CONDITION_NOT_FOUND':
       return "see the stack's wait conditions with `hearth waitcondition list --stack STACK`";
+    case 'ERR_ALARM_NOT_FOUND':
+      return 'see the alarms with `hearth alarm list`';
+    case 'ERR_SCALING_GROUP_NOT_FOUND':
+      return "see the stack's scaling groups with `hearth scaling-group list --stack STACK`";
+    case 'ERR_SCALING_POLICY_NOT_FOUND':
+      return "see the stack's scaling policies with `hearth scaling-policy list --stack STACK`";
     case 'ERR_WAIT_CONDITION_DONE':
       return 'create a new wait condition to wait again';
     case 'ERR_ROUTE_NOT_FOUND': {

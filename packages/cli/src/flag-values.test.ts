@@ -5,6 +5,7 @@ import {
   coerceDefault,
   collect,
   parseChoice,
+  parseHttpUrl,
   parseInputDeclaration,
   parseInputType,
   parseKeyValues,
@@ -81,4 +82,23 @@ test('parseSeconds, parseLimit and parseChoice check their ranges', () => {
   assertUsage(() => parseLimit('1001', '--limit'), /from 1 to 1000/);
   assert.equal(parseChoice('update', '--action', ['CREATE', 'UPDATE']), 'UPDATE');
   assertUsage(() => parseChoice('DESTROY', '--action', ['CREATE', 'UPDATE']), /"DESTROY" is not one of CREATE, UPDATE/);
+});
+
+test('parseHttpUrl takes http(s) URLs with a host and says what is accepted otherwise, hiding credentials', () => {
+  assert.equal(parseHttpUrl('https://alerts.example:8443/hook?x=1', '--ok-action', 'e'), 'https://alerts.example:8443/hook?x=1');
+  assert.equal(parseHttpUrl('http://user:pw@127.0.0.1:9/a', '--ok-action', 'e'), 'http://user:pw@127.0.0.1:9/a');
+  for (const bad of ['ftp://x', 'alerts.example/hook', 'http://', 'HTTP://x', ' http://x', 'http://a b/', '']) {
+    assert.throws(
+      () => parseHttpUrl(bad, '--ok-action', 'https://alerts.example/hook'),
+      (error: unknown) =>
+        error instanceof ExitError &&
+        error.exitCode === 64 &&
+        error.message === `--ok-action ${JSON.stringify(bad)} is not an http(s) URL` &&
+        error.hint ===
+          'give an http:// or https:// URL with a host (at most 2048 characters), e.g. --ok-action https://alerts.example/hook',
+      bad,
+    );
+  }
+  assertUsage(() => parseHttpUrl('ftp://user:secret@x/', '--ok-action', 'e'), /^--ok-action "ftp:\/\/\*\*\*@x\/" is not/);
+  assertUsage(() => parseHttpUrl(`http://h/${'a'.repeat(2048)}`, '--ok-action', 'e'), /^--ok-action is 2057 characters long$/);
 });

@@ -119,6 +119,33 @@ export function parseLimit(text: string, flag: string): number {
   return value;
 }
 
+/** Longest URL hearth-server takes for an alarm action or an actuator (protocol AlarmActionUrl, Actuator). */
+export const MAX_URL_LENGTH = 2048;
+
+/** A URL as a message shows it: a user and password in it (basic auth of an action) hidden. */
+function shownUrl(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/?#]*@/i, '$1***@');
+}
+
+/**
+ * Checks a URL flag hearth-server will POST to (alarm actions, actuator) before any request, as the
+ * server will: `http://` or `https://` (lower case), a host, at most MAX_URL_LENGTH characters. Its own
+ * refusal names a schema path (`body/alarm_actions/0 must match pattern`), not the flag.
+ */
+export function parseHttpUrl(text: string, flag: string, example: string): string {
+  const accepted = `give an http:// or https:// URL with a host (at most ${MAX_URL_LENGTH} characters), e.g. ${flag} ${example}`;
+  let host = '';
+  try {
+    host = new URL(text).hostname;
+  } catch {
+    // Not a URL: refused below.
+  }
+  if (!/^https?:\/\//.test(text) || host === '')
+    throw usageError(`${flag} ${JSON.stringify(shownUrl(text))} is not an http(s) URL`, accepted);
+  if (text.length > MAX_URL_LENGTH) throw usageError(`${flag} is ${text.length} characters long`, accepted);
+  return text;
+}
+
 /**
  * Checks a config or deployment id before any request is made: these ids are UUIDs. Throws a usage
  * error naming the value (and `flag`, when the id came from one) and the command that lists the ids.

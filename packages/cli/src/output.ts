@@ -77,6 +77,11 @@ export interface Output {
   line(text: string): void;
   /** Writes a note to stderr (both modes: it never mixes with the JSON on stdout). */
   note(text: string): void;
+  /**
+   * Writes a list: the JSON document with --json; else the rows as a table or, when there are none,
+   * `hearth: <empty>` on stderr and nothing on stdout (a lone header looks like a hang or a failure).
+   */
+  list<Row>(document: unknown, columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], empty: string): void;
 }
 
 /** Creates the Output of one command run. */
@@ -91,6 +96,11 @@ export function createOutput(json: boolean, stdout: TextSink, stderr: TextSink):
     },
     note(text) {
       stderr.write(`${text}\n`);
+    },
+    list(document, columns, rows, empty) {
+      if (json) stdout.write(formatJson(document));
+      else if (rows.length === 0) stderr.write(`hearth: ${empty}\n`);
+      else stdout.write(formatTable(columns, rows));
     },
   };
 }

@@ -10,6 +10,7 @@ import { registerAlarmCommands } from './commands/alarm.ts';
 import { registerMetricsCommands } from './commands/metrics.ts';
 import { registerScalingGroupCommands } from './commands/scaling-group.ts';
 import { registerScalingPolicyCommands } from './commands/scaling-policy.ts';
+import { addExamples, PROGRAM_EXAMPLES } from './help-examples.ts';
 import { DEFAULT_PROJECT, DEFAULT_URL } from './options.ts';
 import type { CliDeps } from './session.ts';
 
@@ -62,6 +63,7 @@ export function buildProgram(deps: CliDeps): Command {
     .exitOverride()
     // 'afterAll': `hearth server create --help` is where a new operator looks for HEARTH_TOKEN and exit codes.
     .addHelpText('afterAll', MAIN_HELP_AFTER);
+  addExamples(program, PROGRAM_EXAMPLES);
   registerStackCommands(program, deps);
   registerServerCommands(program, deps);
   registerConfigCommands(program, deps);

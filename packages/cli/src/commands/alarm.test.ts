@@ -1,10 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COMPARISON_OPERATORS, MAX_ALARM_PERIOD, MAX_EVALUATION_PERIODS, METRIC_STATISTICS, type Alarm } from '@hearth/protocol';
+import {
+  COMPARISON_OPERATORS,
+  MAX_ALARM_ACTIONS,
+  MAX_ALARM_PERIOD,
+  MAX_EVALUATION_PERIODS,
+  METRIC_STATISTICS,
+  type Alarm,
+} from '@hearth/protocol';
 import { EXIT } from '../errors.ts';
 import { runFake } from '../test-support.ts';
 import {
   COMPARISONS,
+  MAX_ALARM_ACTIONS as CLI_MAX_ACTIONS,
   MAX_ALARM_PERIOD as CLI_MAX_PERIOD,
   MAX_EVALUATION_PERIODS as CLI_MAX_EVALS,
   STATISTICS,
@@ -43,6 +51,7 @@ test('the CLI copies of the protocol values are equal to the protocol', () => {
   assert.deepEqual(STATISTICS, METRIC_STATISTICS);
   assert.deepEqual(COMPARISONS, COMPARISON_OPERATORS);
   assert.equal(CLI_MAX_PERIOD, MAX_ALARM_PERIOD);
+  assert.equal(CLI_MAX_ACTIONS, MAX_ALARM_ACTIONS);
   assert.equal(CLI_MAX_EVALS, MAX_EVALUATION_PERIODS);
 });
 
@@ -107,6 +116,23 @@ test('alarm create refuses bad flags before calling the server', async () => {
     [
       ['--comparison', 'LessThanThreshold', '--dimension', '__proto__=i-1'],
       /--dimension "__proto__=i-1": hearth-server refuses a name __proto__/,
+    ],
+    [
+      ['--comparison', 'LessThanThreshold', '--alarm-action', 'ftp://x'],
+      /--alarm-action "ftp:\/\/x" is not an http\(s\) URL \(ERR_USAGE\)\nhearth: hint: give an http:\/\/ or https:\/\/ URL with a host/,
+    ],
+    [
+      ['--comparison', 'LessThanThreshold', '--ok-action', 'alerts.example/hook'],
+      /--ok-action "alerts\.example\/hook" is not an http\(s\) URL/,
+    ],
+    [
+      ['--comparison', 'LessThanThreshold', '--insufficient-data-action', 'http://'],
+      /--insufficient-data-action "http:\/\/" is not an http\(s\) URL/,
+    ],
+    [['--comparison', 'LessThanThreshold', '--alarm-action', 'https://u:pw@/x'], /--alarm-action "https:\/\/\*\*\*@\/x" is not/],
+    [
+      ['--comparison', 'LessThanThreshold', ...['1', '2', '3', '4', '5', '6'].flatMap((n) => ['--ok-action', `http://127.0.0.1:9/${n}`])],
+      /--ok-action is given 6 times: an alarm takes at most 5 URLs per state/,
     ],
   ] as const) {
     const ran = await runFake([...base, ...extra], { createAlarm: async () => alarm() });

@@ -1,8 +1,9 @@
 import type { Alarm, AlarmCreate, AlarmHistoryItem, ComparisonOperator, MetricStatistic } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
-import { collect, parseChoice, parseLimit } from '../flag-values.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { collect, parseChoice, parseHttpUrl, parseLimit } from '../flag-values.ts';
+import { addExamples, ALARM_EXAMPLES } from '../help-examples.ts';
+import { formatFields } from '../output.ts';
 import { RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 
@@ -22,6 +23,8 @@ export const COMPARISONS: readonly ComparisonOperator[] = [
 export const MAX_ALARM_PERIOD = 86400;
 /** Most evaluation periods (protocol MAX_EVALUATION_PERIODS). */
 export const MAX_EVALUATION_PERIODS = 100;
+/** Most action URLs per state (protocol MAX_ALARM_ACTIONS). */
+export const MAX_ALARM_ACTIONS = 5;
 
 /** Flags of `hearth alarm create`, as commander hands them over. */
 export interface AlarmCreateFlags {
@@ -65,6 +68,15 @@ export function parseDimensions(pairs: readonly string[] | undefined): Record<st
   return dimensions;
 }
 
+/** Checks the URLs of one repeatable action flag: http(s), at most MAX_ALARM_ACTIONS. */
+function actionUrls(urls: readonly string[] | undefined, flag: string): string[] | undefined {
+  if (urls === undefined || urls.length === 0) return undefined;
+  if (urls.length > MAX_ALARM_ACTIONS) {
+    throw usageError(`${flag} is given ${urls.length} times: an alarm takes at most ${MAX_ALARM_ACTIONS} URLs per state`);
+  }
+  return urls.map((url) => parseHttpUrl(url, flag, 'https://alerts.example/hook'));
+}
+
 /** Builds the body of `hearth alarm create` from its flags; throws a usage error on a bad value. */
 export function buildAlarmCreate(name: string, flags: AlarmCreateFlags): AlarmCreate {
   if (!RESOURCE_NAME_PATTERN.test(name)) {
@@ -86,9 +98,12 @@ export function buildAlarmCreate(name: string, flags: AlarmCreateFlags): AlarmCr
   if (dimensions) body.dimensions = dimensions;
   if (flags.evaluationPeriods !== undefined)
     body.evaluation_periods = wholeNumber(flags.evaluationPeriods, '--evaluation-periods', MAX_EVALUATION_PERIODS);
-  if (flags.alarmAction?.length) body.alarm_actions = flags.alarmAction;
-  if (flags.okAction?.length) body.ok_actions = flags.okAction;
-  if (flags.insufficientDataAction?.length) body.insufficient_data_actions = flags.insufficientDataAction;
+  const alarmActions = actionUrls(flags.alarmAction, '--alarm-action');
+  if (alarmActions) body.alarm_actions = alarmActions;
+  const okActions = actionUrls(flags.okAction, '--ok-action');
+  if (okActions) body.ok_actions = okActions;
+  const insufficientDataActions = actionUrls(flags.insufficientDataAction, '--insufficient-data-action');
+  if (insufficientDataActions) body.insufficient_data_actions = insufficientDataActions;
   if (flags.description !== undefined) body.description = flags.description;
   if (flags.disabled) body.enabled = false;
   if (flags.repeatActions) body.repeat_actions = true;
@@ -134,6 +149,7 @@ export function alarmFields(alarm: Alarm): Array<[string, unknown]> {
 /** Registers `hearth alarm create|list|show|history|delete`. */
 export function registerAlarmCommands(program: Command, deps: CliDeps): void {
   const alarm = program.command('alarm').description('threshold alarms over the metrics agents send (PutMetricData or hearth metrics put)');
+  addExamples(alarm, ALARM_EXAMPLES);
 
   alarm
     .command('create')
@@ -165,16 +181,16 @@ export function registerAlarmCommands(program: Command, deps: CliDeps): void {
     .action(async (_flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
       const alarms = await session.client().listAlarms();
-      session.out.result({ alarms }, () =>
-        formatTable<Alarm>(
-          [
-            { header: 'name', value: (a) => a.name },
-            { header: 'state', value: (a) => a.state },
-            { header: 'since', value: (a) => a.state_updated_at },
-            { header: 'rule', value: alarmRule },
-          ],
-          alarms,
-        ),
+      session.out.list<Alarm>(
+        { alarms },
+        [
+          { header: 'name', value: (a) => a.name },
+          { header: 'state', value: (a) => a.state },
+          { header: 'since', value: (a) => a.state_updated_at },
+          { header: 'rule', value: alarmRule },
+        ],
+        alarms,
+        `no alarms in project ${session.options.project}`,
       );
     });
 
@@ -197,16 +213,16 @@ export function registerAlarmCommands(program: Command, deps: CliDeps): void {
       const session = openSession(cmd, deps);
       const limit = flags.limit === undefined ? undefined : parseLimit(flags.limit, '--limit');
       const history = await session.client().alarmHistory(name, limit);
-      session.out.result({ history }, () =>
-        formatTable<AlarmHistoryItem>(
-          [
-            { header: 'time', value: (h) => h.time },
-            { header: 'from', value: (h) => h.previous },
-            { header: 'to', value: (h) => h.current },
-            { header: 'reason', value: (h) => h.reason },
-          ],
-          history,
-        ),
+      session.out.list<AlarmHistoryItem>(
+        { history },
+        [
+          { header: 'time', value: (h) => h.time },
+          { header: 'from', value: (h) => h.previous },
+          { header: 'to', value: (h) => h.current },
+          { header: 'reason', value: (h) => h.reason },
+        ],
+        history,
+        `alarm ${name} has no state changes yet`,
       );
     });
 

@@ -2,7 +2,8 @@ import type { SoftwareConfig, SoftwareConfigSummary } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { buildConfigCreate, type ConfigCreateFlags } from '../config-definition.ts';
 import { collect, parseId, parseLimit } from '../flag-values.ts';
-import { displayValue, formatFields, formatTable } from '../output.ts';
+import { addExamples, CONFIG_CREATE_EXAMPLES, CONFIG_EXAMPLES } from '../help-examples.ts';
+import { displayValue, formatFields } from '../output.ts';
 import { openSession, type CliDeps } from '../session.ts';
 
 /** The `key: value` lines of a config; inputs, outputs and the body each get lines of their own. */
@@ -27,8 +28,9 @@ export function configFields(config: SoftwareConfig): Array<[string, unknown]> {
 /** Registers `hearth config create|list|show|delete`. */
 export function registerConfigCommands(program: Command, deps: CliDeps): void {
   const config = program.command('config').description('create and manage software configs (what to run on a server)');
+  addExamples(config, CONFIG_EXAMPLES);
 
-  config
+  const create = config
     .command('create')
     .description('create a software config')
     .argument('<name>', 'config name')
@@ -47,6 +49,7 @@ export function registerConfigCommands(program: Command, deps: CliDeps): void {
       const created = await session.client().createConfig(body);
       session.out.result({ software_config: created }, () => formatFields(configFields(created)));
     });
+  addExamples(create, CONFIG_CREATE_EXAMPLES);
 
   config
     .command('list')
@@ -57,16 +60,17 @@ export function registerConfigCommands(program: Command, deps: CliDeps): void {
       const session = openSession(cmd, deps);
       const limit = flags.limit === undefined ? undefined : parseLimit(flags.limit, '--limit');
       const configs = await session.client().listConfigs({ limit, marker: flags.marker });
-      session.out.result({ software_configs: configs }, () =>
-        formatTable<SoftwareConfigSummary>(
-          [
-            { header: 'id', value: (c) => c.id },
-            { header: 'name', value: (c) => c.name },
-            { header: 'group', value: (c) => c.group },
-            { header: 'created', value: (c) => c.creation_time },
-          ],
-          configs,
-        ),
+      const after = flags.marker === undefined ? '' : ` after config ${flags.marker}`;
+      session.out.list<SoftwareConfigSummary>(
+        { software_configs: configs },
+        [
+          { header: 'id', value: (c) => c.id },
+          { header: 'name', value: (c) => c.name },
+          { header: 'group', value: (c) => c.group },
+          { header: 'created', value: (c) => c.creation_time },
+        ],
+        configs,
+        `no software configs in project ${session.options.project}${after}`,
       );
     });
 

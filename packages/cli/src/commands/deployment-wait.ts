@@ -3,6 +3,7 @@ import { NO_REPLY_HINT } from '../deadline.ts';
 import { EXIT, ExitError } from '../errors.ts';
 import { parseId, parseSeconds } from '../flag-values.ts';
 import { INTERRUPTED, untilInterrupted } from '../interrupt.ts';
+import { addExamples, DEPLOYMENT_WAIT_EXAMPLES } from '../help-examples.ts';
 import { formatFields } from '../output.ts';
 import { ProgressLine } from '../progress-line.ts';
 import { retryingStatus } from '../outage.ts';
@@ -42,7 +43,7 @@ export function waitExitError(id: string, result: WaitResult, timeoutSeconds: nu
 
 /** Registers `hearth deployment wait ID [--timeout S]`. */
 export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps): void {
-  deployment
+  const wait = deployment
     .command('wait')
     .description('wait until a deployment is COMPLETE (exit 0) or FAILED (exit 1); exit 2 after --timeout')
     .argument('<id>', 'deployment id')
@@ -108,4 +109,5 @@ export function registerDeploymentWaitCommand(deployment: Command, deps: CliDeps
       const exit = waitExitError(id, result, timeoutSeconds);
       if (exit !== undefined) throw exit;
     });
+  addExamples(wait, DEPLOYMENT_WAIT_EXAMPLES);
 }

@@ -3,7 +3,8 @@ import { HearthApiError, type HearthClient } from '@hearth/client';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { collect, parseId, parseKeyValues, parseSeconds } from '../flag-values.ts';
-import { formatFields, formatTable, shellWord } from '../output.ts';
+import { addExamples, DEPLOYMENT_CREATE_EXAMPLES, DEPLOYMENT_EXAMPLES } from '../help-examples.ts';
+import { formatFields, shellWord } from '../output.ts';
 import { DEPLOYMENT_ACTIONS } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { registerDeploymentOutputCommand } from './deployment-output.ts';
@@ -132,9 +133,10 @@ export function buildDeploymentCreate(flags: CreateFlags): SoftwareDeploymentCre
 /** Registers `hearth deployment ...`. */
 export function registerDeploymentCommands(program: Command, deps: CliDeps): void {
   const deployment = program.command('deployment').description('deploy configs to servers and follow them');
+  addExamples(deployment, DEPLOYMENT_EXAMPLES);
   const show = (d: SoftwareDeployment): string => formatFields(deploymentFields(d));
 
-  deployment
+  const create = deployment
     .command('create')
     .description('deploy a config to a server')
     .requiredOption('--config <id>', 'software config id')
@@ -149,6 +151,7 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
       const created = await session.client().createDeployment(buildDeploymentCreate(flags));
       session.out.result({ software_deployment: created }, () => show(created));
     });
+  addExamples(create, DEPLOYMENT_CREATE_EXAMPLES);
 
   deployment
     .command('list')
@@ -157,18 +160,19 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
     .action(async (flags: { server?: string }, cmd: Command) => {
       const session = openSession(cmd, deps);
       const deployments = await session.client().listDeployments({ serverId: flags.server });
-      session.out.result({ software_deployments: deployments }, () =>
-        formatTable<SoftwareDeployment>(
-          [
-            { header: 'id', value: (d) => d.id },
-            { header: 'name', value: (d) => d.name },
-            { header: 'server', value: (d) => d.server_id },
-            { header: 'action', value: (d) => d.action },
-            { header: 'status', value: (d) => d.status },
-            { header: 'updated', value: (d) => d.updated_time ?? d.creation_time },
-          ],
-          deployments,
-        ),
+      const to = flags.server === undefined ? '' : ` to server ${flags.server}`;
+      session.out.list<SoftwareDeployment>(
+        { software_deployments: deployments },
+        [
+          { header: 'id', value: (d) => d.id },
+          { header: 'name', value: (d) => d.name },
+          { header: 'server', value: (d) => d.server_id },
+          { header: 'action', value: (d) => d.action },
+          { header: 'status', value: (d) => d.status },
+          { header: 'updated', value: (d) => d.updated_time ?? d.creation_time },
+        ],
+        deployments,
+        `no deployments${to} in project ${session.options.project}`,
       );
     });
 
@@ -227,15 +231,15 @@ export function registerDeploymentCommands(program: Command, deps: CliDeps): voi
       const session = openSession(cmd, deps);
       const deploymentId = parseId(id, 'deployment');
       const timeline = await session.client().getTimeline(deploymentId);
-      session.out.result({ timeline }, () =>
-        formatTable<TimelineEntry>(
-          [
-            { header: 'time', value: (e) => e.time },
-            { header: 'type', value: (e) => e.type },
-            { header: 'message', value: (e) => e.message },
-          ],
-          timeline,
-        ),
+      session.out.list<TimelineEntry>(
+        { timeline },
+        [
+          { header: 'time', value: (e) => e.time },
+          { header: 'type', value: (e) => e.type },
+          { header: 'message', value: (e) => e.message },
+        ],
+        timeline,
+        `deployment ${deploymentId} has no timeline entries`,
       );
     });
 }

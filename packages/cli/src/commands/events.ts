@@ -2,7 +2,8 @@ import type { Event } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { parseLimit } from '../flag-values.ts';
-import { formatTable, shellWord } from '../output.ts';
+import { addExamples, EVENTS_EXAMPLES } from '../help-examples.ts';
+import { shellWord } from '../output.ts';
 import { escapeControls } from '../terminal-text.ts';
 import type { GlobalOptions } from '../options.ts';
 import { openSession, type CliDeps, type Session } from '../session.ts';
@@ -53,6 +54,16 @@ export function nextPageCommand(cursor: string, flags: EventsFlags, options: Glo
   return words.map(shellWord).join(' ');
 }
 
+/** What an empty page says, with its filters: after a cursor it means the operator is up to date. */
+export function noEventsText(flags: EventsFlags, project: string): string {
+  const filters = [
+    flags.type === undefined ? '' : ` of type ${flags.type}`,
+    flags.resource === undefined ? '' : ` for ${flags.resource}`,
+    flags.after === undefined ? '' : ` after ${flags.after}`,
+  ];
+  return `no events${filters.join('')} in project ${project}`;
+}
+
 /** Streams events until interrupted (Ctrl-C), reconnecting after a dropped connection. */
 async function follow(session: Session, flags: EventsFlags): Promise<void> {
   const stream = session.client().streamEvents({
@@ -70,7 +81,7 @@ async function follow(session: Session, flags: EventsFlags): Promise<void> {
 
 /** Registers `hearth events`. */
 export function registerEventsCommand(program: Command, deps: CliDeps): void {
-  program
+  const events = program
     .command('events')
     .description("list the project's events, oldest first; --follow streams new ones")
     .option(
@@ -90,9 +101,10 @@ export function registerEventsCommand(program: Command, deps: CliDeps): void {
       }
       const limit = flags.limit === undefined ? undefined : parseLimit(flags.limit, '--limit');
       const page = await session.client().listEvents({ after: flags.after, resource_id: flags.resource, type: flags.type, limit });
-      session.out.result(page, () => formatTable(EVENT_COLUMNS, page.events));
+      session.out.list(page, EVENT_COLUMNS, page.events, noEventsText(flags, session.options.project));
       if (!session.out.json && page.events.length > 0 && page.events.length === (limit ?? 100)) {
         session.out.note(`hearth: more events may follow: ${nextPageCommand(page.next_cursor, flags, session.options)}`);
       }
     });
+  addExamples(events, EVENTS_EXAMPLES);
 }

@@ -2,7 +2,7 @@ import type { MetricListQuery, MetricSample, MetricSampleInput } from '@hearth/p
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { collect, parseLimit } from '../flag-values.ts';
-import { formatTable } from '../output.ts';
+import { addExamples, METRICS_EXAMPLES } from '../help-examples.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { parseDimensions } from './alarm.ts';
 
@@ -28,6 +28,7 @@ export function buildSample(name: string, valueText: string, flags: MetricsPutFl
 /** Registers `hearth metrics put|list`. */
 export function registerMetricsCommands(program: Command, deps: CliDeps): void {
   const metrics = program.command('metrics').description('metric samples: send one as a server, list what was stored');
+  addExamples(metrics, METRICS_EXAMPLES);
 
   metrics
     .command('put')
@@ -64,25 +65,26 @@ export function registerMetricsCommands(program: Command, deps: CliDeps): void {
       }
       if (flags.limit !== undefined) query.limit = parseLimit(flags.limit, '--limit');
       const samples = await session.client().listMetrics(query);
-      session.out.result({ samples }, () =>
-        formatTable<MetricSample>(
-          [
-            { header: 'time', value: (s) => s.time },
-            { header: 'namespace', value: (s) => s.namespace },
-            { header: 'metric', value: (s) => s.metric_name },
-            { header: 'value', value: (s) => s.value },
-            { header: 'unit', value: (s) => s.unit },
-            { header: 'server', value: (s) => s.server_id },
-            {
-              header: 'dimensions',
-              value: (s) =>
-                Object.entries(s.dimensions)
-                  .map(([k, v]) => `${k}=${v}`)
-                  .join(',') || '-',
-            },
-          ],
-          samples,
-        ),
+      const filtered = Object.keys(query).some((key) => key !== 'limit') ? ' matching the filters' : '';
+      session.out.list<MetricSample>(
+        { samples },
+        [
+          { header: 'time', value: (s) => s.time },
+          { header: 'namespace', value: (s) => s.namespace },
+          { header: 'metric', value: (s) => s.metric_name },
+          { header: 'value', value: (s) => s.value },
+          { header: 'unit', value: (s) => s.unit },
+          { header: 'server', value: (s) => s.server_id },
+          {
+            header: 'dimensions',
+            value: (s) =>
+              Object.entries(s.dimensions)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(',') || '-',
+          },
+        ],
+        samples,
+        `no metric samples${filtered} in project ${session.options.project}`,
       );
     });
 }

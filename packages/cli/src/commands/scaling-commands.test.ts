@@ -72,6 +72,16 @@ test('flags become bodies; bad flags are usage errors naming the flag and value'
   assert.throws(() => buildScalingGroupCreate('workers', { ...base, maxSize: '0' }), /--max-size 0 is smaller than --min-size 1/);
   assert.throws(() => buildScalingGroupCreate('a/b', base), /scaling group name "a\/b" is not valid/);
   assert.throws(() => buildScalingGroupCreate('w', { ...base, actuatorUrl: 'ftp://x' }), /--actuator-url/);
+  // `http://` passed the old prefix check and met the server's schema wording (body/actuator/url must NOT have fewer than 8 characters).
+  assert.throws(
+    () => buildScalingGroupCreate('w', { ...base, actuatorUrl: 'http://' }),
+    /--actuator-url "http:\/\/" is not an http\(s\) URL/,
+  );
+  assert.throws(
+    () => buildScalingGroupCreate('w', { ...base, actuatorUrl: 'http://u:p@127.0.0.1:1/x' }),
+    (error: Error & { hint?: string }) =>
+      /must not carry a user or password/.test(error.message) && /--actuator-secret/.test(error.hint ?? ''),
+  );
   assert.throws(() => buildScalingGroupUpdate({ stack: 'web' }), /nothing to update/);
   assert.deepEqual(buildScalingGroupUpdate({ stack: 'web', desiredCapacity: '2' }), { desired_capacity: 2 });
   const policy = { stack: 'web', group: 'workers', adjustmentType: 'Change_In_Capacity', adjustment: '-2' };

@@ -1,9 +1,10 @@
 import type { ScalingGroup, ScalingGroupCreate, ScalingGroupUpdate, ScalingMember } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
-import { collect, parseChoice, parseSeconds } from '../flag-values.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { collect, parseChoice, parseHttpUrl, parseSeconds } from '../flag-values.ts';
+import { formatFields, type Column } from '../output.ts';
 import { CONFIG_TRANSPORTS } from '../protocol-values.ts';
+import { addExamples, SCALING_GROUP_EXAMPLES } from '../help-examples.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { checkScalingName, MAX_SCALING_COOLDOWN, MAX_SCALING_GROUP_SIZE, parseInteger, scalingClient } from './scaling-client.ts';
 
@@ -42,8 +43,11 @@ export function buildScalingGroupCreate(name: string, flags: ScalingGroupCreateF
     actuator: { url: flags.actuatorUrl },
   };
   if (body.max_size < body.min_size) throw usageError(`--max-size ${body.max_size} is smaller than --min-size ${body.min_size}`);
-  if (!/^https?:\/\//.test(flags.actuatorUrl))
-    throw usageError(`--actuator-url ${JSON.stringify(flags.actuatorUrl)} is not an http(s) URL`);
+  parseHttpUrl(flags.actuatorUrl, '--actuator-url', 'https://provisioner.example/hook');
+  const { username, password } = new URL(flags.actuatorUrl);
+  if (username !== '' || password !== '') {
+    throw usageError('--actuator-url must not carry a user or password', 'hearth signs each webhook with --actuator-secret instead');
+  }
   if (flags.actuatorSecret !== undefined) body.actuator.secret = flags.actuatorSecret;
   if (flags.desiredCapacity !== undefined) body.desired_capacity = size(flags.desiredCapacity, '--desired-capacity');
   if (flags.cooldown !== undefined) body.cooldown = cooldown(flags.cooldown);
@@ -87,22 +91,19 @@ export function formatScalingGroup(group: ScalingGroup): string {
   ]);
 }
 
-function formatMembers(members: ScalingMember[]): string {
-  return formatTable<ScalingMember>(
-    [
-      { header: 'server_id', value: (m) => m.server_id },
-      { header: 'bootstrap', value: (m) => m.bootstrap },
-      { header: 'added', value: (m) => m.added_time },
-    ],
-    members,
-  );
-}
+/** Columns of the members table. */
+const MEMBER_COLUMNS: ReadonlyArray<Column<ScalingMember>> = [
+  { header: 'server_id', value: (m) => m.server_id },
+  { header: 'bootstrap', value: (m) => m.bootstrap },
+  { header: 'added', value: (m) => m.added_time },
+];
 
 /** Registers `hearth scaling-group create|show|list|update|delete|members`. */
 export function registerScalingGroupCommands(program: Command, deps: CliDeps): void {
   const group = program
     .command('scaling-group')
     .description('scaling groups: bounds and desired capacity, told to a provisioner (the actuator) by a signed webhook');
+  addExamples(group, SCALING_GROUP_EXAMPLES);
 
   group
     .command('create')
@@ -140,18 +141,18 @@ export function registerScalingGroupCommands(program: Command, deps: CliDeps): v
     .action(async (flags: { stack: string }, cmd: Command) => {
       const session = openSession(cmd, deps);
       const groups = await scalingClient(session).listScalingGroups(flags.stack);
-      session.out.result({ scaling_groups: groups }, () =>
-        formatTable<ScalingGroup>(
-          [
-            { header: 'name', value: (g) => g.name },
-            { header: 'desired', value: (g) => g.desired_capacity },
-            { header: 'members', value: (g) => g.current_size },
-            { header: 'bounds', value: (g) => `${g.min_size}-${g.max_size}` },
-            { header: 'pending', value: (g) => g.deliveries.pending },
-            { header: 'cooldown_end', value: (g) => g.cooldown_end },
-          ],
-          groups,
-        ),
+      session.out.list<ScalingGroup>(
+        { scaling_groups: groups },
+        [
+          { header: 'name', value: (g) => g.name },
+          { header: 'desired', value: (g) => g.desired_capacity },
+          { header: 'members', value: (g) => g.current_size },
+          { header: 'bounds', value: (g) => `${g.min_size}-${g.max_size}` },
+          { header: 'pending', value: (g) => g.deliveries.pending },
+          { header: 'cooldown_end', value: (g) => g.cooldown_end },
+        ],
+        groups,
+        `no scaling groups in stack ${flags.stack}`,
       );
     });
 
@@ -209,6 +210,6 @@ export function registerScalingGroupCommands(program: Command, deps: CliDeps): v
         });
       }
       const members = await client.listScalingMembers(flags.stack, name);
-      session.out.result({ members }, () => (members.length === 0 ? 'no members\n' : formatMembers(members)));
+      session.out.list({ members }, MEMBER_COLUMNS, members, `scaling group ${name} of stack ${flags.stack} has no members`);
     });
 }

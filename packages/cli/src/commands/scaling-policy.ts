@@ -2,7 +2,8 @@ import type { ScalingPolicy, ScalingPolicyCreate, ScalingSignalResult } from '@h
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { parseChoice, parseSeconds } from '../flag-values.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { formatFields } from '../output.ts';
+import { addExamples, SCALING_POLICY_EXAMPLES } from '../help-examples.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import {
   ADJUSTMENT_TYPES,
@@ -96,6 +97,7 @@ export function registerScalingPolicyCommands(program: Command, deps: CliDeps): 
   const policy = program
     .command('scaling-policy')
     .description("scaling policies: Heat's adjustments, triggered by an alarm service through the policy's alarm_url");
+  addExamples(policy, SCALING_POLICY_EXAMPLES);
   const named = (command: Command) => command.argument('<name>', 'policy name').requiredOption('--stack <stack>', 'stack name or id');
 
   policy
@@ -123,17 +125,17 @@ export function registerScalingPolicyCommands(program: Command, deps: CliDeps): 
     .action(async (flags: { stack: string }, cmd: Command) => {
       const session = openSession(cmd, deps);
       const policies = await scalingClient(session).listScalingPolicies(flags.stack);
-      session.out.result({ scaling_policies: policies }, () =>
-        formatTable<ScalingPolicy>(
-          [
-            { header: 'name', value: (p) => p.name },
-            { header: 'group', value: (p) => p.group },
-            { header: 'adjustment', value: (p) => `${p.adjustment_type} ${p.scaling_adjustment}` },
-            { header: 'last_signal', value: (p) => p.last_signal?.outcome ?? null },
-            { header: 'alarm_url', value: (p) => (p.revoked ? '(revoked)' : p.alarm_url) },
-          ],
-          policies,
-        ),
+      session.out.list<ScalingPolicy>(
+        { scaling_policies: policies },
+        [
+          { header: 'name', value: (p) => p.name },
+          { header: 'group', value: (p) => p.group },
+          { header: 'adjustment', value: (p) => `${p.adjustment_type} ${p.scaling_adjustment}` },
+          { header: 'last_signal', value: (p) => p.last_signal?.outcome ?? null },
+          { header: 'alarm_url', value: (p) => (p.revoked ? '(revoked)' : p.alarm_url) },
+        ],
+        policies,
+        `no scaling policies in stack ${flags.stack}`,
       );
     });
 

@@ -2,7 +2,8 @@ import type { Server, ServerCreate, ServerCreated } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
 import { parseChoice } from '../flag-values.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { addExamples, SERVER_CREATE_EXAMPLES, SERVER_EXAMPLES } from '../help-examples.ts';
+import { formatFields } from '../output.ts';
 import { CONFIG_TRANSPORTS, RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { escapeControls } from '../terminal-text.ts';
@@ -82,8 +83,9 @@ export function formatServerCreated(created: ServerCreated): string {
 /** Registers `hearth server create|list|show|delete`. */
 export function registerServerCommands(program: Command, deps: CliDeps): void {
   const server = program.command('server').description('register and manage servers (VMs running the hearth agent)');
+  addExamples(server, SERVER_EXAMPLES);
 
-  server
+  const create = server
     .command('create')
     .description('register a server; prints its agent credential (shown only once) and its os-collect-config.conf')
     .argument('<name>', 'server name')
@@ -97,6 +99,7 @@ export function registerServerCommands(program: Command, deps: CliDeps): void {
       session.out.result(created, () => formatServerCreated(created));
       if (session.out.json) session.out.note('hearth: the agent credential is shown only this once: store it now, it cannot be read again');
     });
+  addExamples(create, SERVER_CREATE_EXAMPLES);
 
   server
     .command('list')
@@ -104,16 +107,16 @@ export function registerServerCommands(program: Command, deps: CliDeps): void {
     .action(async (_flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
       const servers = await session.client().listServers();
-      session.out.result({ servers }, () =>
-        formatTable<Server>(
-          [
-            { header: 'id', value: (s) => s.id },
-            { header: 'name', value: (s) => s.name },
-            { header: 'last seen', value: (s) => s.last_seen },
-            { header: 'created', value: (s) => s.creation_time },
-          ],
-          servers,
-        ),
+      session.out.list<Server>(
+        { servers },
+        [
+          { header: 'id', value: (s) => s.id },
+          { header: 'name', value: (s) => s.name },
+          { header: 'last seen', value: (s) => s.last_seen },
+          { header: 'created', value: (s) => s.creation_time },
+        ],
+        servers,
+        `no servers in project ${session.options.project}`,
       );
     });
 

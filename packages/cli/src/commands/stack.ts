@@ -1,7 +1,8 @@
 import type { Stack } from '@hearth/protocol';
 import type { Command } from 'commander';
 import { usageError } from '../errors.ts';
-import { formatFields, formatTable } from '../output.ts';
+import { addExamples, STACK_EXAMPLES } from '../help-examples.ts';
+import { formatFields } from '../output.ts';
 import { STACK_NAME_PATTERN } from '../protocol-values.ts';
 import { openSession, type CliDeps } from '../session.ts';
 
@@ -31,6 +32,7 @@ export function checkStackName(name: string): string {
 /** Registers `hearth stack create|list|show|delete`. */
 export function registerStackCommands(program: Command, deps: CliDeps): void {
   const stack = program.command('stack').description('create and manage stacks (namespaces for servers, deployments and wait conditions)');
+  addExamples(stack, STACK_EXAMPLES);
 
   stack
     .command('create')
@@ -48,16 +50,16 @@ export function registerStackCommands(program: Command, deps: CliDeps): void {
     .action(async (_flags: unknown, cmd: Command) => {
       const session = openSession(cmd, deps);
       const stacks = await session.client().listStacks();
-      session.out.result({ stacks }, () =>
-        formatTable<Stack>(
-          [
-            { header: 'id', value: (s) => s.id },
-            { header: 'name', value: (s) => s.stack_name },
-            { header: 'status', value: (s) => s.stack_status },
-            { header: 'created', value: (s) => s.creation_time },
-          ],
-          stacks,
-        ),
+      session.out.list<Stack>(
+        { stacks },
+        [
+          { header: 'id', value: (s) => s.id },
+          { header: 'name', value: (s) => s.stack_name },
+          { header: 'status', value: (s) => s.stack_status },
+          { header: 'created', value: (s) => s.creation_time },
+        ],
+        stacks,
+        `no stacks in project ${session.options.project}`,
       );
     });
 

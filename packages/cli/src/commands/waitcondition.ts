@@ -4,6 +4,7 @@ import { usageError } from '../errors.ts';
 import { parseSeconds } from '../flag-values.ts';
 import { formatFields, formatTable } from '../output.ts';
 import { MAX_URL_EXPIRES_IN, MAX_WAIT_CONDITION_COUNT, MAX_WAIT_CONDITION_TIMEOUT, RESOURCE_NAME_PATTERN } from '../protocol-values.ts';
+import { addExamples, WAITCONDITION_EXAMPLES } from '../help-examples.ts';
 import { openSession, type CliDeps } from '../session.ts';
 import { registerWaitConditionWaitCommand } from './waitcondition-wait.ts';
 
@@ -122,6 +123,7 @@ export function registerWaitConditionCommands(program: Command, deps: CliDeps): 
   const waitcondition = program
     .command('waitcondition')
     .description('wait conditions: wait in a script until VMs signal (count, timeout, failure policy)');
+  addExamples(waitcondition, WAITCONDITION_EXAMPLES);
 
   waitcondition
     .command('create')
@@ -149,17 +151,17 @@ export function registerWaitConditionCommands(program: Command, deps: CliDeps): 
     .action(async (flags: { stack: string }, cmd: Command) => {
       const session = openSession(cmd, deps);
       const conditions = await session.client().listWaitConditions(flags.stack);
-      session.out.result({ wait_conditions: conditions }, () =>
-        formatTable<WaitCondition>(
-          [
-            { header: 'name', value: (wc) => wc.name },
-            { header: 'status', value: (wc) => wc.status },
-            { header: 'received', value: (wc) => `${wc.received}/${wc.count}` },
-            { header: 'failures', value: (wc) => wc.failures },
-            { header: 'deadline', value: (wc) => wc.deadline },
-          ],
-          conditions,
-        ),
+      session.out.list<WaitCondition>(
+        { wait_conditions: conditions },
+        [
+          { header: 'name', value: (wc) => wc.name },
+          { header: 'status', value: (wc) => wc.status },
+          { header: 'received', value: (wc) => `${wc.received}/${wc.count}` },
+          { header: 'failures', value: (wc) => wc.failures },
+          { header: 'deadline', value: (wc) => wc.deadline },
+        ],
+        conditions,
+        `no wait conditions in stack ${flags.stack}`,
       );
     });
 
