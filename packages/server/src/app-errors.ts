@@ -1,10 +1,11 @@
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
 import { HearthError, isHearthError } from './domain/errors.ts';
 import { syntaxReason } from './body-parser.ts';
 import { isStoreFull, isStoreUnavailable, isUnstorableText, isValueTooLong } from './store/unavailable.ts';
+import { cfnErrorReply, cfnFormatOfUrl, isCfnUrl } from './routes/cfn/errors.ts';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -91,33 +92,52 @@ function allowedMethods(app: FastifyInstance, method: string, path: string): str
   return METHODS.filter((other) => other !== method && app.findRoute({ method: other, url: path }) !== null);
 }
 
-/** Installs the error and not-found handlers: every failure is a coded JSON error, never a crash. */
+/**
+ * A coded error's Content-Type and body for a request to `url`: a CFN error body under the CFN API's
+ * paths (XML, or JSON when the query says `ContentType=JSON`), hearth's JSON body everywhere else.
+ */
+export function codedReply(error: HearthError, url: string | undefined): { contentType: string; body: string } {
+  if (url !== undefined && isCfnUrl(url)) return cfnErrorReply(error, cfnFormatOfUrl(url));
+  return { contentType: 'application/json; charset=utf-8', body: JSON.stringify(errorBody(error)) };
+}
+
+/** Answers a request with a coded error, in the shape its path's API answers (codedReply), with its Retry-After. */
+export function sendCoded(request: FastifyRequest, reply: FastifyReply, error: HearthError): FastifyReply {
+  const retryAfter = retryAfterSeconds(error);
+  if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
+  const { contentType, body } = codedReply(error, request.url);
+  return reply.code(error.statusCode).type(contentType).send(body);
+}
+
+/** The coded error for what a request failed with, logged as its kind deserves (a 500's cause in full, others by code). */
+export function codedRequestError(error: FastifyError | Error, request: FastifyRequest): HearthError {
+  // A client that closed its connection before its body arrived (killed, timed out) fails the read
+  // with Node's "aborted", code ECONNRESET, which is also how a lost database connection fails: it
+  // was logged as a database outage. Nobody reads this answer; the log says what happened.
+  const coded =
+    request.raw.readableAborted && !isHearthError(error)
+      ? new HearthError('ERR_REQUEST_INVALID', { reason: 'the client closed the connection before sending the whole body' })
+      : toHearthError(error, request.id, request.routeOptions.bodyLimit);
+  if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
+  else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
+  else request.log.info({ code: coded.code }, coded.message);
+  return coded;
+}
+
+/** Installs the error and not-found handlers: every failure is a coded error (JSON, or CFN's shape under its paths), never a crash. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    // A client that closed its connection before its body arrived (killed, timed out) fails the read
-    // with Node's "aborted", code ECONNRESET, which is also how a lost database connection fails: it
-    // was logged as a database outage. Nobody reads this answer; the log says what happened.
-    const coded =
-      request.raw.readableAborted && !isHearthError(error)
-        ? new HearthError('ERR_REQUEST_INVALID', { reason: 'the client closed the connection before sending the whole body' })
-        : toHearthError(error, request.id, request.routeOptions.bodyLimit);
-    if (coded.statusCode >= 500 && coded.code === 'ERR_INTERNAL') request.log.error({ err: error }, 'request failed');
-    else if (coded.code === 'ERR_STORE_UNAVAILABLE') request.log.warn({ code: coded.code, reason: error.message }, coded.message);
-    else request.log.info({ code: coded.code }, coded.message);
-    const retryAfter = retryAfterSeconds(coded);
-    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
-    void reply.code(coded.statusCode).send(errorBody(coded));
+    void sendCoded(request, reply, codedRequestError(error, request));
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
     const allowed = allowedMethods(app, request.method, path);
     if (allowed.length > 0) {
-      const coded = new HearthError('ERR_METHOD_NOT_ALLOWED', { method: request.method, path });
-      void reply.code(405).header('allow', allowed.join(', ')).send(errorBody(coded));
+      void reply.header('allow', allowed.join(', '));
+      void sendCoded(request, reply, new HearthError('ERR_METHOD_NOT_ALLOWED', { method: request.method, path }));
       return;
     }
-    const coded = new HearthError('ERR_ROUTE_NOT_FOUND', { method: request.method, path });
-    void reply.code(404).send(errorBody(coded));
+    void sendCoded(request, reply, new HearthError('ERR_ROUTE_NOT_FOUND', { method: request.method, path }));
   });
 }
 
@@ -136,25 +156,33 @@ export function clientErrorOf(code: string, timeouts: { headersTimeout: number; 
   return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
 }
 
+/** A request line's target, e.g. `/v1/?Action=…` of `GET /v1/?Action=… HTTP/1.1`; only that much of the bytes is read. */
+function requestTarget(packet: unknown): string | undefined {
+  const line = Buffer.isBuffer(packet) ? packet.subarray(0, maxHeaderSize).toString('latin1').split('\r\n', 1)[0] : undefined;
+  return line === undefined ? undefined : /^[A-Z]+ (\/\S*)/.exec(line)?.[1];
+}
+
 /**
  * fastify's `clientErrorHandler`: a request Node's parser refuses (headers over 16 KiB, a malformed
- * request line, bad chunked encoding, a slow client) gets the same coded JSON body as every other
- * error, then the connection closes (the parser cannot resume mid-stream). Only the parser's code is
- * logged, never the error itself: its `rawPacket` holds the request's bytes, credentials included.
+ * request line, bad chunked encoding, a slow client) gets the same coded body as every other error
+ * to its path (codedReply: CFN's shape under the CFN API's paths), then the connection closes (the
+ * parser cannot resume mid-stream). Only the parser's code is logged, never the error itself: its
+ * `rawPacket` holds the request's bytes, credentials included.
  */
-export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const coded = clientErrorOf(error.code ?? 'unknown', this.server);
   this.log.debug({ code: error.code }, coded.message);
   // As Node answers: only when no response has started on this connection, else the peer would read
   // this one in the middle of the other.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean; req?: { url?: string } } | null })._httpMessage;
   if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
-  const body = JSON.stringify(errorBody(coded));
+  // The path: the request's, when its headers were read (a bad or slow body), else its request line's when this packet has it.
+  const { contentType, body } = codedReply(coded, inFlight?.req?.url ?? requestTarget(error.rawPacket));
   // Then, as Node does, close at once: the client may still be sending and the parser cannot resume.
   socket.write(
-    `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: ${contentType}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
   socket.destroy();

@@ -1,9 +1,9 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-services.ts';
-import { answerClientError, errorBody, installErrorHandlers } from './app-errors.ts';
+import { answerClientError, installErrorHandlers, sendCoded } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
 import { TaskNotice } from './domain/task-health.ts';
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
@@ -85,13 +85,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     // Requests that arrive while it stops get a coded 503 with Retry-After (the first hook below), not fastify's bare one.
     return503OnClosing: false,
-    // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too, and its bytes are never logged.
+    // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too (CFN's shape under its paths), and its bytes are never logged.
     clientErrorHandler: answerClientError,
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
     schemaErrorFormatter: formatSchemaErrors,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
-    // Errors the router meets before any route runs get the same coded body as every other error.
+    // Errors the router meets before any route runs get the same coded body as every other error (CFN's shape under its paths).
     frameworkErrors: (error, request, reply) => {
       const reason =
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -99,7 +99,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           : error.code === 'FST_ERR_BAD_URL'
             ? 'the path has invalid percent-encoding'
             : 'the request cannot be routed';
-      void (reply as FastifyReply).code(400).send(errorBody(new HearthError('ERR_REQUEST_INVALID', { reason })));
+      void sendCoded(request, reply, new HearthError('ERR_REQUEST_INVALID', { reason }));
     },
   });
   let closing = false;

@@ -1,18 +1,16 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ERRORS, heatTime, stackArn } from '@hearth/protocol';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { heatTime, stackArn } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
-import { HearthError, isHearthError } from '../../domain/errors.ts';
+import { HearthError } from '../../domain/errors.ts';
 import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
-import { retryAfterSeconds, toHearthError } from '../../app-errors.ts';
-import { isStoreUnavailable, isUnstorableText, isValueTooLong } from '../../store/unavailable.ts';
+import { codedRequestError, retryAfterSeconds } from '../../app-errors.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
 import { assertCurrentAction, resourceMetadata, resourceSignal } from '../resource-actions.ts';
 import { FormBody, putMetricData } from '../guest/metrics.ts';
-import { cfnErrorBody, describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
-
-type Format = 'xml' | 'json';
+import { describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
+import { cfnErrorReply, type CfnFormat as Format } from './errors.ts';
 
 /**
  * The parameters of a CFN query request. A form POST carries them in its body (the query API as
@@ -36,18 +34,6 @@ function send(reply: FastifyReply, format: Format, status: number, body: string)
     .code(status)
     .type(format === 'json' ? 'application/json' : 'application/xml')
     .send(body);
-}
-
-/** CFN error codes for hearth's statuses (an error that names its AWS code, `aws_code`, gets that). */
-function cfnCode(status: number, code: string, details: Record<string, unknown> = {}): string {
-  if (typeof details.aws_code === 'string') return details.aws_code;
-  if (code === 'ERR_SIGNATURE_INCOMPLETE') return 'IncompleteSignature';
-  if (code === 'ERR_SIGNED_URL_INVALID' || code === 'ERR_SIGNED_URL_EXPIRED' || status === 401 || status === 403) return 'AccessDenied';
-  if (status === 413) return 'RequestLimitExceeded';
-  if (status === 404) return 'ValidationError';
-  if (status === 409) return 'InvalidAction';
-  if (status === 503) return 'ServiceUnavailable';
-  return status >= 500 ? 'InternalFailure' : 'InvalidParameterValue';
 }
 
 /** The ARN a CFN signal path names, parsed, or a 400 that says why not. */
@@ -99,43 +85,13 @@ async function describe(services: Services, holder: Holder, request: FastifyRequ
  * Heat, a bad body is a 400 with a reason, never a silent 200 or a 500.
  */
 export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  app.setErrorHandler((rawError, request, reply) => {
-    const format = formatOf(request);
-    // A database outage (503) or a value the store cannot hold (400) gets its coded error here too.
-    const error =
-      isStoreUnavailable(rawError) || isValueTooLong(rawError) || isUnstorableText(rawError)
-        ? toHearthError(rawError as Error, request.id)
-        : rawError;
-    if (isHearthError(error)) {
-      const retryAfter = retryAfterSeconds(error);
-      if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
-      return send(
-        reply,
-        format,
-        error.statusCode,
-        cfnErrorBody(
-          {
-            type: error.statusCode >= 500 ? 'Server' : 'Sender',
-            code: cfnCode(error.statusCode, error.code, error.details),
-            message: `${error.message} (${error.code})`,
-          },
-          format,
-        ),
-      );
-    }
-    const status = (error as { statusCode?: number }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      const code = status === 413 ? 'ERR_REQUEST_BODY_TOO_LARGE' : 'ERR_REQUEST_INVALID';
-      return send(
-        reply,
-        format,
-        status,
-        cfnErrorBody({ type: 'Sender', code: cfnCode(status, code), message: `${(error as Error).message} (${code})` }, format),
-      );
-    }
-    request.log.error({ err: error }, 'CFN request failed');
-    const message = ERRORS.ERR_INTERNAL.message.replace('{request_id}', request.id);
-    return send(reply, format, 500, cfnErrorBody({ type: 'Server', code: 'InternalFailure', message }, format));
+  // Every failure gets the coded error it gets elsewhere (codedRequestError), in CFN's shape and the reply format the request asks for.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const coded = codedRequestError(error, request);
+    const retryAfter = retryAfterSeconds(coded);
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
+    const { contentType, body } = cfnErrorReply(coded, formatOf(request));
+    return reply.code(coded.statusCode).type(contentType).send(body);
   });
 
   // A handle URL: PUT the CFN handle body; the answer names the resource (heat-api-cfn's reply).
