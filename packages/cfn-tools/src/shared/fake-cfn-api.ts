@@ -13,6 +13,8 @@ export interface RecordedRequest {
   body: string;
   /** Status answered. */
   status: number;
+  /** Date.now() when it was answered. */
+  at: number;
 }
 
 /** A running fake heat-api-cfn. */
@@ -78,7 +80,7 @@ export async function startFakeCfnApi(options: { accessKeyId?: string; secretKey
       const body = Buffer.concat(chunks).toString('utf8');
       const params = Object.fromEntries(new URL(req.url ?? '/', 'http://placeholder').searchParams);
       const { status, body: out } = answer(req, params, body);
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, params, body, status });
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, params, body, status, at: Date.now() });
       res.writeHead(status, { 'content-type': 'application/json' }).end(out);
     });
   });

@@ -47,9 +47,17 @@ test('hearth: after hearth-server restarts, a new deployment reaches the watchin
     ]);
     const ctx = contextFor(options);
     const heldStarts: number[] = [];
+    // When each held request that the server answered was sent: one sent while the restarted server
+    // listens but before spawnServer has seen it ready counts too (it may be the one that brings the deployment).
+    const heldAnswered: number[] = [];
     const http: typeof ctx.http = (request) => {
-      if (request.url.includes('wait=')) heldStarts.push(Date.now());
-      return ctx.http(request);
+      if (!request.url.includes('wait=')) return ctx.http(request);
+      const sentAt = Date.now();
+      heldStarts.push(sentAt);
+      return ctx.http(request).then((response) => {
+        heldAnswered.push(sentAt);
+        return response;
+      });
     };
     const changes: number[] = [];
     // A fixed jitter: with Math.random an early retry drawn short and a later one drawn long can wait
@@ -65,7 +73,6 @@ test('hearth: after hearth-server restarts, a new deployment reaches the watchin
     server = undefined;
     server = await spawnServer(dataDir, port);
     const backAt = Date.now();
-    const heldBefore = heldStarts.length;
     const deployedAt = Date.now();
     await operatorApi(server).deployScript(created.server.id);
     const downMs = backAt - stoppedAt;
@@ -74,7 +81,7 @@ test('hearth: after hearth-server restarts, a new deployment reaches the watchin
       `the deployment reached the agent within ${15_000 + downMs} ms`,
     );
     const latency = changes[1]! - deployedAt;
-    const reconnect = (heldStarts.find((at, index) => index >= heldBefore && at >= backAt) ?? Infinity) - backAt;
+    const reconnect = Math.max(0, (heldAnswered.find((at) => at >= stoppedAt) ?? Infinity) - backAt);
     // The reconnect is 2 s after the early 304, then error backoffs of 0.75, 1.5, 3 s ... while the server is
     // down: each shorter than the server has been down so far (a loaded machine restarts it slowly).
     const bound = 6000 + downMs;

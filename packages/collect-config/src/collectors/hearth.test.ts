@@ -61,6 +61,15 @@ async function eventually(probe: () => boolean, ms: number): Promise<boolean> {
   return true;
 }
 
+/**
+ * How late a `ms` timer started now fires in this process. A watcher's own sleep started at the same
+ * moment is about as late: bounds add it instead of a fixed allowance for a loaded machine.
+ */
+function timerLateness(ms: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve) => setTimeout(() => resolve(Math.max(0, Date.now() - started - ms)), ms));
+}
+
 /** Watch options against `url` with a 30 s polling interval. */
 function watchOptions(url: string, extraArgv: string[] = []) {
   return optionsFor([
@@ -152,11 +161,16 @@ test('hearth: a failing long-poll backs off and records the error instead of spi
     ]);
     const ctx = contextFor(options);
     const watching = collector.watch({ ...ctx, signal: stop.signal }, () => assert.fail('no change expected'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Waits for the failure itself (a loaded machine may take longer than any fixed sleep to get there).
+    assert.ok(await eventually(() => collector.watchState().lastError !== undefined, 10_000), 'the refused attempt was recorded');
     assert.equal(server.requests.length, 1, 'one attempt, then a 1 s backoff');
     assert.equal(collector.watchState().state, 'backoff');
     assert.match(collector.watchState().lastError ?? '', /401/);
     assert.ok(ctx.log.lines.some((line) => line.level === 'warn' && /long-poll failed/.test(line.message)));
+    // Equal jitter keeps at least half the 1 s backoff: the retry is not sent at once.
+    assert.ok(await eventually(() => server.requests.length >= 2, 10_000), 'retried after the backoff');
+    const gap = server.requests[1]!.at - server.requests[0]!.at;
+    assert.ok(gap >= 490, `retried ${gap} ms after the refusal`);
     stop.abort();
     await watching;
   } finally {
@@ -164,8 +178,12 @@ test('hearth: a failing long-poll backs off and records the error instead of spi
   }
 });
 
-/** Watches for `ms` against a server that never holds; returns how many requests it got and the callbacks made. */
-async function watchBriefly(reply: (response: ServerResponse, call: number) => void, extraArgv: string[], ms: number) {
+/**
+ * Watches against a server that never holds until it has had `before` requests, then `ms` longer; returns
+ * how many requests it got and the callbacks made. Counting from the requests, not from the start, keeps
+ * a slow start on a loaded machine from looking like a watcher that sent too few.
+ */
+async function watchBriefly(reply: (response: ServerResponse, call: number) => void, extraArgv: string[], before: number, ms: number) {
   let calls = 0;
   const server = await fakeServer((_request, response) => reply(response, ++calls));
   const stop = new AbortController();
@@ -184,6 +202,7 @@ async function watchBriefly(reply: (response: ServerResponse, call: number) => v
     ]);
     let changes = 0;
     const watching = collector.watch({ ...contextFor(options), signal: stop.signal }, () => changes++);
+    assert.ok(await eventually(() => server.requests.length >= before, 10_000), `${server.requests.length} of ${before} requests`);
     await new Promise((resolve) => setTimeout(resolve, ms));
     stop.abort();
     await watching;
@@ -201,8 +220,10 @@ test('hearth: a server (or proxy) that answers held requests at once is polled a
       response.end(call === 1 ? '{"deployments":[]}' : undefined);
     },
     [],
+    2,
     700,
   );
+  // The early 304 is followed by a reconnect 1-3 s later, never within 0.7 s.
   assert.deepEqual({ requests: notHeld.requests, changes: notHeld.changes }, { requests: 2, changes: 1 });
   assert.equal(notHeld.state.etag, '"v1"');
 
@@ -212,9 +233,10 @@ test('hearth: a server (or proxy) that answers held requests at once is polled a
       response.end('{"deployments":[]}');
     },
     [],
+    1,
     700,
   );
-  assert.ok(newEtagEveryTime.requests <= 3, `${newEtagEveryTime.requests} requests in 0.7 s`);
+  assert.ok(newEtagEveryTime.requests <= 3, `${newEtagEveryTime.requests} requests in 0.7 s after the first`);
 
   const noWait = await watchBriefly(
     (response, call) => {
@@ -222,6 +244,7 @@ test('hearth: a server (or proxy) that answers held requests at once is polled a
       response.end(call === 1 ? '{}' : undefined);
     },
     ['--hearth-wait', '0'],
+    1,
     700,
   );
   assert.equal(noWait.requests, 1, 'wait = 0: one plain request per polling interval');
@@ -274,7 +297,7 @@ test('hearth: watch with a secret store keeps retrying while the secret is missi
     const collector = createHearthCollector();
     let changes = 0;
     const watching = collector.watch({ ...ctx, signal: stop.signal }, () => changes++);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(await eventually(() => collector.watchState().lastError !== undefined, 10_000), 'the missing secret was recorded');
     assert.equal(server.requests.length, 0, 'nothing is sent without the secret');
     assert.equal(collector.watchState().state, 'backoff');
     assert.match(collector.watchState().lastError ?? '', /^no secret "hearth\/AK" in .*; store it with: hearth-agent secret --path /);
@@ -299,11 +322,12 @@ for (const [name, headers] of [
   ['Retry-After: 1, as hearth-server marks it', { 'retry-after': '1', connection: 'close' }],
   ['unmarked, as a server without the header', {}],
 ] as const) {
-  test(`hearth: a held request ended at once (${name}) is asked again within 1-3 s, not after the polling interval`, async () => {
+  test(`hearth: a held request ended at once (${name}) is asked again within 1-3 s, not after the polling interval`, async (t) => {
     const server = await metadataServer('AK:S');
     const stop = new AbortController();
     try {
-      const collector = createHearthCollector();
+      // random() = 0.5: the reconnect is 1 s (the least hold, and Retry-After: 1) plus half the 2 s jitter.
+      const collector = createHearthCollector(() => 0.5);
       let changes = 0;
       const watching = collector.watch(
         { ...contextFor(watchOptions(`${server.url}/m`, ['--hearth-wait', '30'])), signal: stop.signal },
@@ -313,10 +337,17 @@ for (const [name, headers] of [
       const before = server.requests.length;
       await new Promise((resolve) => setTimeout(resolve, 100));
       const endedAt = Date.now();
+      const late = timerLateness(2000);
       server.endHeld(headers);
-      assert.ok(await eventually(() => server.heldCount() === 1, 5000), 'asked again within 5 s');
+      // Well short of the 30 s polling interval the bug waited for.
+      assert.ok(await eventually(() => server.heldCount() === 1, 15_000), 'asked again within 15 s');
       const gap = Date.now() - endedAt;
-      assert.ok(gap >= 900 && gap < 3500, `asked again ${gap} ms after the early 304`);
+      const lateMs = await late;
+      t.diagnostic(`asked again ${gap} ms after the early 304; a 2 s timer was ${lateMs} ms late`);
+      assert.ok(
+        gap >= 1990 && gap < 2000 + lateMs + 1000,
+        `asked again ${gap} ms after the early 304 (2 s reconnect, timers ${lateMs} ms late)`,
+      );
       assert.equal(server.requests.length, before + 1, 'one request, no spin');
       server.change({ deployments: [], after: 'restart' });
       assert.ok(await eventually(() => changes === 2, 1000), 'the next change arrives through the new held request');
@@ -329,7 +360,7 @@ for (const [name, headers] of [
   });
 }
 
-test('hearth: a server that answers every held request at once is asked twice more, jittered, then polled at the interval', async () => {
+test('hearth: a server that answers every held request at once is asked twice more, jittered, then polled at the interval', async (t) => {
   const server = await fakeServer((request, response) => {
     const conditional = request.headers['if-none-match'] === '"v1"';
     response.writeHead(conditional ? 304 : 200, { etag: '"v1"', 'content-type': 'application/json' });
@@ -339,38 +370,54 @@ test('hearth: a server that answers every held request at once is asked twice mo
   try {
     // random() = 0: each early answer is followed by the shortest reconnect, 1 s.
     const collector = createHearthCollector(() => 0);
-    const started = Date.now();
     const watching = collector.watch({ ...contextFor(watchOptions(`${server.url}/m`)), signal: stop.signal }, () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 3600));
+    // The document, an early 304, then two more 1 s apart; the third in a row means nothing holds: 30 s.
+    // Waits for the four instead of counting what came in a fixed time, which a loaded machine stretches.
+    assert.ok(await eventually(() => server.requests.length >= 4, 15_000), `${server.requests.length} requests in 15 s`);
+    const gaps = server.requests.slice(1).map((request, index) => request.at - server.requests[index]!.at);
+    t.diagnostic(`gaps between requests: ${gaps.join(', ')} ms`);
+    for (const gap of gaps.slice(1)) assert.ok(gap >= 990, `reconnected ${gap} ms after an early 304, not 1 s`);
+    // Two more 1 s reconnects would fit in this wait: none means the watcher went to the 30 s interval.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     const seen = server.requests.length;
     stop.abort();
     await watching;
-    // The document, an early 304, then two more 1 s apart; the third in a row means nothing holds: 30 s.
-    assert.equal(seen, 4, `${seen} requests in ${Date.now() - started} ms`);
+    assert.equal(seen, 4, `${seen} requests: the fourth was not followed by the 30 s interval`);
   } finally {
     stop.abort();
     await server.close();
   }
 });
 
-test('hearth: a fleet refused together retries apart (jittered backoff), within half to all of the backoff', async () => {
+test('hearth: a fleet refused together retries apart (jittered backoff), within half to all of the backoff', async (t) => {
   const closed = await fakeServer(() => undefined);
   await closed.close(); // its port now refuses connections
   const fleet = Array.from({ length: 12 }, () => ({ stop: new AbortController(), attempts: [] as number[] }));
   try {
-    const watches = fleet.map(({ stop, attempts }) => {
+    // Each watcher its own draw, 0 to 1 across the fleet: the backoff of 1 s with equal jitter is then
+    // 500 to 1000 ms, known per watcher, instead of whatever Math.random gives.
+    const draw = (index: number) => index / (fleet.length - 1);
+    const late = timerLateness(1000);
+    const watches = fleet.map(({ stop, attempts }, index) => {
       const ctx = contextFor(watchOptions(`${closed.url}/m`));
       const http: typeof ctx.http = (options) => {
         attempts.push(Date.now());
         return ctx.http(options);
       };
-      return createHearthCollector().watch({ ...ctx, http, signal: stop.signal }, () => assert.fail('no change expected'));
+      const random = () => draw(index);
+      return createHearthCollector(random).watch({ ...ctx, http, signal: stop.signal }, () => assert.fail('no change expected'));
     });
-    assert.ok(await eventually(() => fleet.every(({ attempts }) => attempts.length >= 2), 3000), 'every watcher retried');
+    assert.ok(await eventually(() => fleet.every(({ attempts }) => attempts.length >= 2), 15_000), 'every watcher retried');
     for (const { stop } of fleet) stop.abort();
     await Promise.all(watches);
+    const lateMs = await late;
     const gaps = fleet.map(({ attempts }) => attempts[1]! - attempts[0]!);
-    for (const gap of gaps) assert.ok(gap >= 450 && gap < 1300, `retried after ${gap} ms (backoff 1 s, equal jitter)`);
+    t.diagnostic(`gaps ${gaps.join(', ')} ms; a 1 s timer was ${lateMs} ms late`);
+    gaps.forEach((gap, index) => {
+      const expected = Math.round(500 + draw(index) * 500);
+      // Above: the refused connect and the timers' lateness on this machine now, plus a fixed 300 ms.
+      assert.ok(gap >= expected - 10 && gap < expected + lateMs + 300, `watcher ${index} retried after ${gap} ms, expected ${expected}`);
+    });
     const spread = Math.max(...gaps) - Math.min(...gaps);
     assert.ok(spread > 100, `retries spread over ${spread} ms only: ${gaps.join(', ')}`);
   } finally {

@@ -56,6 +56,8 @@ export interface SeenRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: string;
+  /** Date.now() when the request had arrived in full. */
+  at: number;
 }
 
 /** A loopback HTTP server whose handler the test writes; records every request. */
@@ -72,6 +74,7 @@ export async function fakeServer(
         url: request.url ?? '',
         headers: request.headers,
         body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
       };
       requests.push(seen);
       void Promise.resolve(handler(seen, response)).catch((error: unknown) => {
