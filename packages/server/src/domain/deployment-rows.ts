@@ -3,6 +3,9 @@ import { heatTime, type SoftwareDeployment } from '@hearth/protocol';
 import type { DeploymentRow, NewEvent } from '../store/schema.ts';
 import { resourceEvent } from './events.ts';
 
+/** Transports whose agent signals with a credential of this deployment alone (its `access_key_id`). */
+export const CREDENTIAL_TRANSPORTS: ReadonlySet<string> = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL']);
+
 /** Heat time of an ISO timestamp, or null. */
 export function heatTimeOrNull(iso: string | null): string | null {
   return iso ? heatTime(new Date(iso)) : null;

@@ -13,15 +13,12 @@ import type { Database, DeploymentRow } from '../store/schema.ts';
 import { topics, waitForChange, type Feed } from '../feed/feed.ts';
 import type { ConfigService } from './configs.ts';
 import { HearthError } from './errors.ts';
-import { deadlineAfter, deploymentETag, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
+import { CREDENTIAL_TRANSPORTS, deadlineAfter, deploymentETag, deploymentEvent, deploymentFromRow } from './deployment-rows.ts';
 import { resourceTimeline } from './events.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { StackService } from './stacks.ts';
 import { assertDocumentFits } from './metadata.ts';
-import { reissueRevokedCredential } from './server-deployments.ts';
-
-/** Transports whose agent signals with a credential of this deployment alone. */
-const CREDENTIAL_TRANSPORTS = new Set(['CFN_SIGNAL', 'HEAT_SIGNAL', 'TEMP_URL_SIGNAL']);
+import { reattachDetached } from './server-deployments.ts';
 
 const NEW_ACTION_REASON = 'Deploy data available';
 const NO_SIGNAL_REASON = 'Not waiting for outputs signal';
@@ -230,9 +227,10 @@ export class DeploymentService {
       } else if (next.status !== 'IN_PROGRESS') {
         next.deadline_at = null;
       }
-      // Only a new action changes what the document holds of this deployment (its config, its inputs).
-      if (newAction) await assertDocumentFits(trx, projectId, next);
-      const reissued = next.status === 'IN_PROGRESS' && (await reissueRevokedCredential(trx, next, now, this.secrets));
+      // One its server's delete detached, run again, is the deployment of whichever server holds its id now.
+      const reattached = (newAction || next.status === 'IN_PROGRESS') && (await reattachDetached(trx, next, now, this.secrets));
+      // Only a new action (or coming back) changes what the document holds of this deployment.
+      if (newAction || reattached) await assertDocumentFits(trx, projectId, next);
       await trx.updateTable('software_deployments').set(next).where('id', '=', id).execute();
       // Only the keys applied: a skipped empty value is not reported as a change.
       const changed = Object.keys(body).filter((k) => {
@@ -249,13 +247,13 @@ export class DeploymentService {
             status: next.status,
             derived_config_id: next.derived_config_id,
             changed,
-            ...(reissued && { access_key_id: next.access_key_id }),
+            ...(reattached && { reattached: true, ...(next.access_key_id !== null && { access_key_id: next.access_key_id }) }),
           },
         ),
       );
       // The derived config carries `deploy_timeout`, so a new timeout changes the server's document too.
-      // A new credential changes its signal URL there too.
-      if (newAction || reissued || next.timeout_s !== current.timeout_s) publish(topics.serverMetadata(next.server_id));
+      // A deployment attached again is in it again.
+      if (newAction || reattached || next.timeout_s !== current.timeout_s) publish(topics.serverMetadata(next.server_id));
       publish(topics.deployment(id));
       publish(topics.deadlines);
       return next;

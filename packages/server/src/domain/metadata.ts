@@ -7,6 +7,7 @@ import type { ConfigService } from './configs.ts';
 import { deriveConfig, sortDerived, type SignalEndpoint } from './derive.ts';
 import type { Database, DeploymentRow } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
+import { ATTACHED } from './server-deployments.ts';
 
 /** A server's metadata document, serialised once, with its validators. */
 export interface MetadataSnapshot {
@@ -76,7 +77,8 @@ export async function estimateDocumentBytes(
     .innerJoin('software_configs as c', 'c.id', 'd.config_id')
     .select(sql<number>`coalesce(sum(${CONFIG_BYTES} + ${DEPLOYMENT_BYTES} + ${DERIVED_OVERHEAD_BYTES}), 0)`.as('bytes'))
     .where('d.project_id', '=', projectId)
-    .where('d.server_id', '=', serverId);
+    .where('d.server_id', '=', serverId)
+    .where(ATTACHED);
   if (except !== undefined) query = query.where('d.id', '!=', except);
   return Number((await query.executeTakeFirstOrThrow()).bytes);
 }
@@ -167,13 +169,14 @@ export class MetadataService {
     });
   }
 
-  /** The derived configs of a server's deployments, in Heat's order. */
+  /** The derived configs of a server's deployments, in Heat's order (not those its id's deleted registration left: see ATTACHED). */
   async derivedConfigs(projectId: string, serverId: string): Promise<{ derived: DerivedConfig[]; unfetched: string[] }> {
     const rows = await this.store.reader
-      .selectFrom('software_deployments')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('server_id', '=', serverId)
+      .selectFrom('software_deployments as d')
+      .selectAll('d')
+      .where('d.project_id', '=', projectId)
+      .where('d.server_id', '=', serverId)
+      .where(ATTACHED)
       .execute();
     const entries = await Promise.all(
       rows.map(async (row) => ({

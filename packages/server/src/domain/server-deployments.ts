@@ -1,25 +1,51 @@
 // What deleting a server does to its deployments: their own credentials were handed to that VM alone,
-// and no VM will signal those still in progress; a deployment given a new action after that gets a new one.
-import type { Transaction } from 'kysely';
+// no VM will signal those still in progress, and a VM registered later under the same id is a fresh
+// one that must not run them again. They stay as history, in no server's metadata document, until
+// the operator starts a new action on one: that action is the new VM's, with a new credential.
+import { sql, type SqlBool, type Transaction } from 'kysely';
 import type { Database, DeploymentRow, ServerRow } from '../store/schema.ts';
 import { newAccessKeyId, type SecretDeriver } from '../auth/secrets.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import { failDeployments } from './deadlines.ts';
+import { CREDENTIAL_TRANSPORTS } from './deployment-rows.ts';
+
+/**
+ * True for a deployment (the table as `d`) that belongs in its server's metadata document: it has no
+ * access key, or a live one. Only a server's delete revokes a deployment's key and keeps the
+ * deployment (one without a key gets its server's, revoked with it), so a revoked key marks a
+ * deployment detached from its server id.
+ */
+export const ATTACHED = sql<SqlBool>`(d.access_key_id is null or exists (select 1 from resource_credentials rc where rc.access_key_id = d.access_key_id))`;
 
 /**
  * In the server's delete transaction: revokes the credentials of its deployments (CFN URLs, keystone
- * users, temp URLs) and fails those IN_PROGRESS, with a reason naming the delete. The deployments
- * stay, as history. Returns how many it failed.
+ * users, temp URLs), fails those IN_PROGRESS with a reason naming the delete, and detaches them all
+ * (see ATTACHED). The deployments stay, as history. Returns how many it failed and detached.
  */
-export async function orphanDeployments(ctx: WriteContext, server: ServerRow): Promise<number> {
+export async function orphanDeployments(ctx: WriteContext, server: ServerRow): Promise<{ failed: number; detached: number }> {
   const { trx } = ctx;
   // Its deployments are those its agent reads: this project's with its id (deployments made before it registered too).
-  const deployments = trx.selectFrom('software_deployments').where('project_id', '=', server.project_id).where('server_id', '=', server.id);
+  const deployments = trx
+    .selectFrom('software_deployments as d')
+    .where('d.project_id', '=', server.project_id)
+    .where('d.server_id', '=', server.id);
+  const attached = await deployments
+    .where(ATTACHED)
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .executeTakeFirstOrThrow();
   // Not cached anywhere (GuestCredentials reads the store every time): gone from the store, refused on every replica.
   // By key (the table's primary key), not by target: no scan of every credential of every project.
-  const keys = deployments.select('access_key_id').where('access_key_id', 'is not', null);
+  const keys = deployments.select('d.access_key_id').where('d.access_key_id', 'is not', null);
   await trx.deleteFrom('resource_credentials').where('access_key_id', 'in', keys).where('kind', '=', 'deployment').execute();
-  const waiting = await deployments.select(['id', 'project_id', 'server_id']).where('status', '=', 'IN_PROGRESS').execute();
+  // Those with no key of their own (HEARTH_SIGNAL, NO_SIGNAL) were its agent's to read: they keep its key, revoked now.
+  await trx
+    .updateTable('software_deployments')
+    .set({ access_key_id: server.access_key_id })
+    .where('project_id', '=', server.project_id)
+    .where('server_id', '=', server.id)
+    .where('access_key_id', 'is', null)
+    .execute();
+  const waiting = await deployments.select(['d.id', 'd.project_id', 'd.server_id']).where('d.status', '=', 'IN_PROGRESS').execute();
   const reason = `Its server ${server.id} (${server.name}) was deleted before it signalled a result`;
   const failed = await failDeployments(
     ctx,
@@ -30,15 +56,16 @@ export async function orphanDeployments(ctx: WriteContext, server: ServerRow): P
       data: { status: 'FAILED', cause: 'server_deleted' },
     })),
   );
-  return failed.size;
+  return { failed: failed.size, detached: Number(attached.count) };
 }
 
 /**
- * Gives `next` (about to be IN_PROGRESS again) a new access key when its own was revoked with its
- * server (ServerService.delete): the old one was handed to a VM that is gone, and a server
- * registered since under the same id must be able to signal the new action. True if it did.
+ * Attaches `next` (given a new action, or set IN_PROGRESS) again when its server's delete detached it:
+ * it is in the document of whichever server holds its id now or registers under it. A transport that
+ * signals with a key of its own gets a new one (the old was handed to a VM that is gone); the others
+ * drop theirs. True if it did.
  */
-export async function reissueRevokedCredential(
+export async function reattachDetached(
   trx: Transaction<Database>,
   next: DeploymentRow,
   now: string,
@@ -51,6 +78,10 @@ export async function reissueRevokedCredential(
     .where('access_key_id', '=', next.access_key_id)
     .executeTakeFirst();
   if (live) return false;
+  if (!CREDENTIAL_TRANSPORTS.has(next.signal_transport)) {
+    next.access_key_id = null;
+    return true;
+  }
   next.access_key_id = newAccessKeyId(secrets);
   await trx
     .insertInto('resource_credentials')

@@ -8,8 +8,8 @@ import { ANY_TOPIC, CREDENTIAL_TOPIC, topics } from '../feed/feed.ts';
 import { pseudoPlacement, placementOf, type StackService } from './stacks.ts';
 import { collectorConfig, collectorConfText, type TransportContext } from './transports.ts';
 import { resourceEvent } from './events.ts';
-import { TaskHealth } from './task-health.ts';
 import { orphanDeployments } from './server-deployments.ts';
+import { LastSeenWriter } from './server-last-seen.ts';
 
 /** The server id of a `server-deleted:<id>` topic. */
 const SERVER_DELETED_TOPIC = topics.serverDeleted('');
@@ -30,10 +30,8 @@ export interface AgentIdentity {
 export class ServerService {
   /** access key id -> identity; filled on first use, dropped when the server is deleted. */
   private readonly byAccessKey = new Map<string, AgentIdentity>();
-  /** server id -> last time its agent called, not yet flushed to the store. */
-  private readonly seen = new Map<string, number>();
-  private flushTimer: NodeJS.Timeout | undefined;
-  private readonly flushHealth: TaskHealth;
+  /** When each server's agent last called, written in batches. */
+  private readonly seen: LastSeenWriter;
 
   /** server id -> row, for the collector settings in its metadata document (filled by create and lookups). */
   private readonly rows = new Map<string, ServerRow>();
@@ -49,9 +47,9 @@ export class ServerService {
     /** Where failures of the batched last-seen writes are reported. */
     logError: (error: unknown) => void,
     /** How often last-seen times are written (default 5 s). */
-    private readonly seenFlushMs = 5000,
+    seenFlushMs = 5000,
   ) {
-    this.flushHealth = new TaskHealth('last-seen writer', logError);
+    this.seen = new LastSeenWriter(store, logError, seenFlushMs);
   }
 
   /** Registers a server; the credential in the reply is the only time its secret is shown. */
@@ -161,14 +159,15 @@ export class ServerService {
   /**
    * Deletes a server, which revokes at once its credential and its deployments' own (their signal
    * URLs, keystone users and temp URLs were handed to that VM alone) and fails its IN_PROGRESS
-   * deployments: no VM will signal them. Its deployments stay, as history, until deleted.
+   * deployments: no VM will signal them. Its deployments stay, as history, until deleted, but in no
+   * server's document: a server registered again under its id is a fresh VM (orphanDeployments).
    */
   async delete(projectId: string, id: string): Promise<void> {
     const row = await this.store.write(async (ctx) => {
       const { trx, event, publish } = ctx;
       const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
-      const failed = await orphanDeployments(ctx, found);
+      const { failed, detached } = await orphanDeployments(ctx, found);
       await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
       await trx.deleteFrom('servers').where('id', '=', id).execute();
       event(
@@ -176,8 +175,9 @@ export class ServerService {
           { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
           'server.deleted',
           `Server ${found.name} deleted; its credential and those of its deployments are revoked` +
-            (failed > 0 ? `; ${failed} deployment(s) in progress failed` : ''),
-          { deployments_failed: failed },
+            (failed > 0 ? `; ${failed} deployment(s) in progress failed` : '') +
+            (detached > 0 ? `; ${detached} deployment(s) kept as history, in no server's metadata` : ''),
+          { deployments_failed: failed, deployments_detached: detached },
         ),
       );
       publish(topics.credential(found.access_key_id));
@@ -186,7 +186,7 @@ export class ServerService {
       return found;
     });
     this.forgetAccessKey(row.access_key_id);
-    this.seen.delete(id);
+    this.seen.forget(id);
     this.rows.delete(id);
   }
 
@@ -238,52 +238,17 @@ export class ServerService {
 
   /** Notes that a server's agent called; written to the store in batches. */
   touch(serverId: string): void {
-    this.seen.set(serverId, Date.now());
-    this.flushLater();
-  }
-
-  private flushLater(): void {
-    this.flushTimer ??= setTimeout(() => {
-      // A failed write (a full disk, the database down) must not end the process: it is reported
-      // and retried, the batch kept.
-      this.flushSeen().then(
-        () => this.flushHealth.succeeded(),
-        (error: unknown) => {
-          this.flushHealth.failed(error);
-          this.flushLater();
-        },
-      );
-    }, this.seenFlushMs).unref();
+    this.seen.touch(serverId);
   }
 
   /** Writes pending last-seen times; when the write fails they stay pending and it throws. */
-  async flushSeen(): Promise<void> {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    if (this.seen.size === 0) return;
-    const batch = [...this.seen];
-    this.seen.clear();
-    try {
-      await this.store.write(async ({ trx }) => {
-        for (const [serverId, time] of batch) {
-          await trx
-            .updateTable('servers')
-            .set({ last_seen_at: new Date(time).toISOString() })
-            .where('id', '=', serverId)
-            .execute();
-        }
-      });
-    } catch (error) {
-      // Calls seen meanwhile are newer than the batch's.
-      for (const [serverId, time] of batch) if (!this.seen.has(serverId)) this.seen.set(serverId, time);
-      throw error;
-    }
+  flushSeen(): Promise<void> {
+    return this.seen.flush();
   }
 
   /** The last time a server's agent called, including times not flushed yet. */
   lastSeen(serverId: string, stored: string | null): string | null {
-    const pending = this.seen.get(serverId);
-    return pending === undefined ? stored : new Date(pending).toISOString();
+    return this.seen.lastSeen(serverId, stored);
   }
 
   private toApi(row: ServerRow): Server {

@@ -76,6 +76,8 @@ async function listen(app: FastifyInstance): Promise<void> {
 
 interface Vm {
   id: string;
+  /** Its agent's credential header. */
+  agent: Record<string, string>;
   /** Deployment id by transport (all IN_PROGRESS), and one more that is COMPLETE. */
   deployments: Record<Transport, string>;
   complete: string;
@@ -86,7 +88,9 @@ interface Vm {
 /** A server with one IN_PROGRESS deployment per signalled transport and a COMPLETE CFN_SIGNAL one. */
 async function vm(app: FastifyInstance, config: string, body: Record<string, unknown> = { name: 'vm' }): Promise<Vm> {
   const created = await ok(send(app, 'POST', '/v1/default/servers', body, ADMIN), 201);
-  const id = created.json<{ server: { id: string } }>().server.id;
+  const { server, credential } = created.json<{ server: { id: string }; credential: { token: string } }>();
+  const id = server.id;
+  const agent = { authorization: `Bearer ${credential.token}` };
   const deploy = async (transport: Transport, name: string) => {
     const reply = await ok(
       send(app, 'POST', '/v1/default/software_deployments', { config_id: config, server_id: id, signal_transport: transport, name }, ADMIN),
@@ -99,7 +103,7 @@ async function vm(app: FastifyInstance, config: string, body: Record<string, unk
   const complete = await deploy('CFN_SIGNAL', 'done');
   const inputs = await derivedInputs(app, id);
   await ok(send(app, 'POST', inputs.get(complete)!.deploy_signal_id!, { deploy_status_code: 0, result: 'ok' }), 200);
-  return { id, deployments, complete, inputs };
+  return { id, agent, deployments, complete, inputs };
 }
 
 /** The derived inputs of a server's deployments, by deployment id (what its agent is handed). */
@@ -228,41 +232,84 @@ test("deleting a server revokes its deployments' credentials on every guest surf
   }
 });
 
-test('a server registered again under the id of a deleted one gets none of the old credentials that still work; a new action gets a new one', async () => {
+/** The ids of the deployments in a server's document, as its agent reads it (by its pseudo-stack `deployments/{id}`). */
+async function documentOf(app: FastifyInstance, agent: Record<string, string>): Promise<string[]> {
+  const reply = await ok(send(app, 'GET', '/v1/guest/metadata', undefined, { ...agent, host: HANDED_OUT_HOST }), 200);
+  const listed = reply.json<{ deployments: Array<{ inputs: Array<{ name: string; value: string }> }> }>().deployments;
+  return listed.map((d) => d.inputs.find((i) => i.name === 'deploy_stack_id')!.value.split('/')[1]!).sort();
+}
+
+async function register(app: FastifyInstance, id: string): Promise<Record<string, string>> {
+  const created = await ok(send(app, 'POST', '/v1/default/servers', { name: 'vm', id }, ADMIN), 201);
+  return { authorization: `Bearer ${created.json<{ credential: { token: string } }>().credential.token}` };
+}
+
+async function deployTo(app: FastifyInstance, config: string, serverId: string, transport: string): Promise<string> {
+  const body = { config_id: config, server_id: serverId, signal_transport: transport, name: transport };
+  const reply = await ok(send(app, 'POST', '/v1/default/software_deployments', body, ADMIN), 200);
+  return reply.json<{ software_deployment: { id: string } }>().software_deployment.id;
+}
+
+test("a server registered again under a deleted server's id is a fresh VM: none of the old deployments are in its document", async () => {
   const { app, done } = await testApp({ background: false });
   try {
     await listen(app);
     const config = await createConfig(app);
     const id = '2b0c6f7e-3f59-4a43-9d3e-2f1c1a6a9c11';
+    // As in Heat, deployments may come before the server registers: those reach it.
+    const early = await deployTo(app, config, id, 'NO_SIGNAL');
     const old = await vm(app, config, { name: 'vm', id });
+    assert.ok(old.inputs.has(early), 'a deployment made before the first registration is in its document');
     const oldToken = String((await ok(keystone(app, old.inputs.get(old.deployments.HEAT_SIGNAL)!), 201)).headers['x-subject-token']);
+    const oldIds = [early, old.complete, ...Object.values(old.deployments)];
     await ok(send(app, 'DELETE', `/v1/default/servers/${id}`, undefined, ADMIN), 204);
-    const again = await ok(send(app, 'POST', '/v1/default/servers', { name: 'vm', id }, ADMIN), 201);
-    const agent = { authorization: `Bearer ${again.json<{ credential: { token: string } }>().credential.token}` };
-    // The old deployments are in the new server's document (they are the deployments of this id),
-    // but the URLs and keystone users in them were the deleted VM's: refused.
-    const document = await ok(send(app, 'GET', '/v1/guest/metadata', undefined, { ...agent, host: HANDED_OUT_HOST }), 200);
-    const listed = document.json<{ deployments: Array<{ inputs: Array<{ name: string; value: string }> }> }>().deployments;
-    assert.equal(listed.length, 5);
-    assert.deepEqual(await derivedInputs(app, id), old.inputs, 'the same URLs and users as the deleted server was handed');
-    await assertAllRefused(app, old, oldToken, 'registered again');
+    const deleted = await ok(send(app, 'GET', `/v1/default/events?resource_id=${id}&type=server.deleted`, undefined, ADMIN), 200);
+    const deletedData = deleted.json<{ events: Array<{ data: Record<string, unknown> }> }>().events[0]!.data;
+    assert.deepEqual(deletedData, { deployments_failed: 4, deployments_detached: 6 });
+    // Made for the id after the delete (for the VM that will register under it): this one is the new VM's.
+    const pending = await deployTo(app, config, id, 'CFN_SIGNAL');
 
-    // The operator runs one again for the new VM: that action gets a credential of its own, which works.
+    const agent = await register(app, id);
+    assert.deepEqual(await documentOf(app, agent), [pending], 'only what was made for the id since the delete');
+    assert.deepEqual([...(await derivedInputs(app, id)).keys()], [pending], "the operator's view of its metadata too");
+    await assertAllRefused(app, old, oldToken, 'registered again');
+    // The old deployments stay with the operator as history: listed, shown, their timelines, deleted.
+    const listed = await ok(send(app, 'GET', `/v1/default/software_deployments?server_id=${id}`, undefined, ADMIN), 200);
+    const listedIds = listed.json<{ software_deployments: Array<{ id: string }> }>().software_deployments.map((d) => d.id);
+    assert.deepEqual(listedIds.sort(), [...oldIds, pending].sort());
+    assert.equal((await deployment(app, old.complete)).status, 'COMPLETE');
+    assert.equal((await deployment(app, early)).status, 'COMPLETE');
+    assert.ok((await timeline(app, old.complete)).some((e) => e.type === 'deployment.completed'));
+    await ok(send(app, 'DELETE', `/v1/default/software_deployments/${old.complete}`, undefined, ADMIN), 204);
+
+    // The operator runs old ones again: each new action is the new VM's, with a credential of its own.
     const cfnId = old.deployments.CFN_SIGNAL;
     await ok(send(app, 'PUT', `/v1/default/software_deployments/${cfnId}`, { action: 'UPDATE' }, ADMIN), 200);
+    assert.deepEqual(await documentOf(app, agent), [cfnId, pending].sort(), 'a new action brings it back');
     const fresh = (await derivedInputs(app, id)).get(cfnId)!;
     assert.notEqual(fresh.deploy_signal_id, old.inputs.get(cfnId)!.deploy_signal_id);
     const refused = await send(app, 'POST', old.inputs.get(cfnId)!.deploy_signal_id!, { deploy_status_code: 0 });
     assert.equal(refused.status, 403, refused.body);
     await ok(send(app, 'POST', fresh.deploy_signal_id!, { deploy_status_code: 0, result: 'again' }), 200);
     assert.equal((await deployment(app, cfnId)).status, 'COMPLETE');
+    for (const transport of ['HEAT_SIGNAL', 'HEARTH_SIGNAL'] as const) {
+      const again = old.deployments[transport];
+      await ok(send(app, 'PUT', `/v1/default/software_deployments/${again}`, { status: 'IN_PROGRESS' }, ADMIN), 200);
+      assert.ok((await documentOf(app, agent)).includes(again), `${transport} set IN_PROGRESS is in the document again`);
+    }
     const heatId = old.deployments.HEAT_SIGNAL;
-    await ok(send(app, 'PUT', `/v1/default/software_deployments/${heatId}`, { status: 'IN_PROGRESS' }, ADMIN), 200);
     const heat = (await derivedInputs(app, id)).get(heatId)!;
     const token = String((await ok(keystone(app, heat), 201)).headers['x-subject-token']);
     await ok(send(app, 'POST', heatSignalPath(heat), { deploy_status_code: 0 }, { 'x-auth-token': token }), 200);
     assert.equal((await deployment(app, heatId)).status, 'COMPLETE');
     assert.equal((await keystone(app, old.inputs.get(heatId)!)).status, 401, "the deleted VM's keystone user stays revoked");
+    const hearthId = old.deployments.HEARTH_SIGNAL;
+    const hearth = (await derivedInputs(app, id)).get(hearthId)!;
+    await ok(send(app, 'POST', hearth.deploy_signal_id!, { deploy_status_code: 0 }), 200);
+    assert.equal((await deployment(app, hearthId)).status, 'COMPLETE');
+    // Neither run again nor set IN_PROGRESS: still in no document.
+    const document = await documentOf(app, agent);
+    for (const stale of [early, old.deployments.TEMP_URL_SIGNAL]) assert.ok(!document.includes(stale), stale);
   } finally {
     await done();
   }
@@ -329,7 +376,7 @@ test('a signal racing the delete either commits first and stays, or is refused: 
   }
 });
 
-test("on another replica (PostgreSQL), the deleted server's deployment credentials are refused at once and its waiters answered", async (t) => {
+test("on another replica (PostgreSQL), the deleted server's deployment credentials are refused at once, its waiters answered, and none of its deployments reach a server registered again under its id", async (t) => {
   if (TEST_DIALECT !== 'postgres') {
     t.skip('replicas share a PostgreSQL database');
     return;
@@ -358,6 +405,7 @@ test("on another replica (PostgreSQL), the deleted server's deployment credentia
     const token = String((await ok(keystone(replica, heat), 201)).headers['x-subject-token']);
     const otherCfn = other.inputs.get(other.deployments.CFN_SIGNAL)!;
     await ok(send(replica, 'POST', otherCfn.deploy_signal_id!, { deploy_status_code: 0 }), 200);
+    assert.equal((await documentOf(replica, server.agent)).length, 5, "the replica has the server's document in memory");
     const waiting = send(replica, 'GET', `/v1/default/software_deployments/${server.deployments.HEARTH_SIGNAL}?wait=60`, undefined, ADMIN);
     const started = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -367,6 +415,9 @@ test("on another replica (PostgreSQL), the deleted server's deployment credentia
     const waited = await ok(waiting, 200);
     assert.equal(waited.json<{ software_deployment: { status: string } }>().software_deployment.status, 'FAILED');
     assert.ok(Date.now() - started < 20_000, "the replica's waiter is answered when the server is deleted");
+    // Registered again under its id through the first replica: the other serves the fresh VM none of the old deployments.
+    const again = await register(app, server.id);
+    assert.deepEqual(await documentOf(replica, again), []);
   } finally {
     await replica?.close();
     await app?.close();

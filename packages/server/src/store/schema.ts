@@ -73,7 +73,11 @@ export interface SoftwareDeploymentsTable {
   stack_id: string | null;
   stack_name: string | null;
   resource_name: string | null;
-  /** Credential of this deployment alone (CFN_SIGNAL, HEAT_SIGNAL, TEMP_URL_SIGNAL). */
+  /**
+   * Credential of this deployment alone (CFN_SIGNAL, HEAT_SIGNAL, TEMP_URL_SIGNAL). A key with no live
+   * credential marks a deployment its server's delete detached (the others get the deleted server's own
+   * key): it is in no metadata document until a new action (see domain/server-deployments.ts, ATTACHED).
+   */
   access_key_id: string | null;
 }
 
