@@ -236,7 +236,8 @@ test('heatclient software_configs: create, get, list with limit and marker, dele
           { name: 'foo', type: 'String', default: 'x', description: 'what to echo' },
           { name: 'count', type: 'Number', default: 3, replace_on_change: true },
           { name: 'flag', type: 'Boolean' },
-          { name: 'hosts', type: 'CommaDelimitedList', default: 'a,b' },
+          // Heat reads a typed default as its type: a CommaDelimitedList string is split.
+          { name: 'hosts', type: 'CommaDelimitedList', default: ['a', 'b'] },
           { name: 'doc', type: 'Json', default: { k: [1] } },
         ],
         outputs: [
@@ -591,3 +592,67 @@ test('heatclient osc flow: an input value given to `software deployment create` 
     await server.close();
   }
 });
+
+// What Heat does with values heatclient users send as text or leave out (heat/engine/software_config_io.py,
+// service_software_config.py): a big list limit lists everything, "true" is a boolean item key, a
+// typed default is stored (and reaches the server) as its type. A deployment created without a
+// status_reason reads "Deploy data available", the reason Heat's own resource sends (Heat's API would store "None").
+test(
+  'heatclient: a big list limit, string booleans, typed defaults and a missing status_reason, as Heat takes them',
+  { skip },
+  async () => {
+    const server = await startServer();
+    try {
+      const vm = await operatorApi(server).createServer({ name: 'vm1', software_config_transport: 'POLL_SERVER_HEAT' });
+      const out = await heatclient(server, [
+        {
+          call: 'software_configs.create',
+          as: 'typed',
+          kwargs: {
+            name: 'typed',
+            group: 'script',
+            config: 'true',
+            inputs: [
+              { name: 'count', type: 'Number', default: '5' },
+              { name: 'flag', type: 'Boolean', default: 'true', replace_on_change: 'True' },
+            ],
+            outputs: [{ name: 'failure', error_output: 'true' }],
+          },
+        },
+        { call: 'software_configs.create', as: 'other', kwargs: { name: 'other', config: 'true' } },
+        { call: 'software_configs.list', kwargs: { limit: 5000 } },
+        { call: 'software_configs.list', kwargs: { limit: 5000, marker: ref('typed.id') } },
+        { call: 'software_deployments.create', as: 'deployment', kwargs: { config_id: ref('typed.id'), server_id: vm.server.id } },
+        { call: 'software_deployments.get', args: [ref('deployment.id')] },
+        { call: 'software_deployments.metadata', kwargs: { server_id: vm.server.id } },
+        { call: 'software_configs.create', kwargs: { name: 'bad', outputs: [{ name: 'o', error_output: 'yes' }] } },
+      ]);
+      const typed = ok<Derived>(out[0], 'create with typed defaults');
+      assert.deepEqual(typed.inputs, [
+        { name: 'count', type: 'Number', default: 5 },
+        { name: 'flag', type: 'Boolean', default: true, replace_on_change: true },
+      ]);
+      assert.deepEqual(typed.outputs, [{ name: 'failure', type: 'String', error_output: true }]);
+      const other = ok<{ id: string }>(out[1], 'create');
+      assert.deepEqual(
+        ok<Array<{ id: string }>>(out[2], 'list limit=5000').map((c) => c.id),
+        [typed.id, other.id],
+      );
+      assert.deepEqual(
+        ok<Array<{ id: string }>>(out[3], 'list limit=5000 after a marker').map((c) => c.id),
+        [other.id],
+      );
+      const deployment = ok(out[4], 'create deployment without status_reason');
+      assert.equal(deployment.status_reason, 'Deploy data available');
+      assert.deepEqual(ok(out[5], 'get'), deployment);
+      const [entry] = ok<Derived[]>(out[6], 'metadata');
+      assert.ok(entry);
+      assert.deepEqual([inputValue(entry, 'count'), inputValue(entry, 'flag')], [5, true]);
+      const refused = raised(out[7], 'error_output "yes"');
+      assert.deepEqual([refused.class, refused.code, refused.type], ['HTTPBadRequest', 400, 'ERR_CONFIG_INVALID']);
+      assert.match(refused.message, /output o: error_output: "yes" is not a valid boolean/);
+    } finally {
+      await server.close();
+    }
+  },
+);

@@ -32,6 +32,21 @@ export function heatTime(date: Date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Most rows one list request reads: a larger `limit` is clamped to it, so that it lists everything. */
+export const MAX_LIST_LIMIT = 2 ** 31 - 1;
+
+/**
+ * `limit` of Heat's own lists (software configs and deployments): any whole number from 1, as Heat
+ * sets no maximum (a limit above the count lists everything); the server clamps it to MAX_LIST_LIMIT.
+ * The schema's maximum only refuses `Infinity`, which a query string's coercion would let through.
+ */
+export const HeatListLimit = Type.Integer({ minimum: 1, maximum: Number.MAX_VALUE });
+
+/** The `limit` a list applies: at most MAX_LIST_LIMIT (default: none, the whole list). */
+export function clampListLimit(limit: number | undefined): number | undefined {
+  return limit === undefined ? undefined : Math.min(limit, MAX_LIST_LIMIT);
+}
+
 /** Paging query shared by list endpoints: `limit` (default 100, at most 1000) and `marker`. */
 export const PageQuery = Type.Object(
   {

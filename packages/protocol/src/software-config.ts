@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { JsonValue, JsonObject, Name, Timestamp, Uuid } from './common.ts';
+import { HeatListLimit, JsonValue, JsonObject, Name, Timestamp, Uuid } from './common.ts';
 
 /** The parameter types Heat knows for config inputs and outputs. */
 export const PARAMETER_TYPES = ['String', 'Number', 'CommaDelimitedList', 'Json', 'Boolean'] as const;
@@ -13,6 +13,12 @@ export const ParameterType = Type.Union([
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
 
 /**
+ * A boolean key of an input or output item: a boolean, or a string Heat reads as one (`true` or
+ * `false` in any case; the server refuses any other string with ERR_CONFIG_INVALID). Null is absent.
+ */
+const ItemBoolean = Type.Union([Type.Boolean(), Type.String({ maxLength: 255 }), Type.Null()]);
+
+/**
  * An input declared by a software config (Heat: name required, type default String). A key given
  * as null is taken as absent, as Heat drops null-valued keys before it applies defaults.
  */
@@ -22,7 +28,7 @@ export const ConfigInput = Type.Object(
     description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
     type: Type.Optional(Type.Union([ParameterType, Type.Null()])),
     default: Type.Optional(JsonValue),
-    replace_on_change: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    replace_on_change: Type.Optional(ItemBoolean),
     value: Type.Optional(JsonValue),
   },
   { additionalProperties: false },
@@ -38,7 +44,7 @@ export const ConfigOutput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 255 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
     type: Type.Optional(Type.Union([ParameterType, Type.Null()])),
-    error_output: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    error_output: Type.Optional(ItemBoolean),
   },
   { additionalProperties: false },
 );
@@ -102,3 +108,13 @@ export const SoftwareConfigSummary = Type.Object({
   creation_time: Timestamp,
 });
 export type SoftwareConfigSummary = Static<typeof SoftwareConfigSummary>;
+
+/** GET /software_configs query: `limit` as Heat takes it (no maximum), `marker` the last id seen. */
+export const ConfigListQuery = Type.Object(
+  {
+    limit: Type.Optional(HeatListLimit),
+    marker: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type ConfigListQuery = Static<typeof ConfigListQuery>;

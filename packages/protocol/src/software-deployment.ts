@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { JsonObject, Name, ServerId, Timestamp, Uuid } from './common.ts';
+import { HeatListLimit, JsonObject, Name, ServerId, Timestamp, Uuid } from './common.ts';
 import { ResourceName } from './stack.ts';
 
 /** Deployment actions Heat's resources use; the API takes any action name (see ActionName). */
@@ -107,11 +107,11 @@ export const SoftwareDeployment = Type.Object({
 });
 export type SoftwareDeployment = Static<typeof SoftwareDeployment>;
 
-/** GET /software_deployments query. */
+/** GET /software_deployments query (`limit` as Heat's configs take it: no maximum). */
 export const DeploymentListQuery = Type.Object(
   {
     server_id: Type.Optional(ServerId),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    limit: Type.Optional(HeatListLimit),
     marker: Type.Optional(Uuid),
   },
   { additionalProperties: false },

@@ -14,31 +14,48 @@ import type { Store } from '../store/store.ts';
 import type { ConfigRow, Database } from '../store/schema.ts';
 import { HearthError } from './errors.ts';
 import { ANY_TOPIC, CONFIG_TOPIC, topics } from '../feed/feed.ts';
-import { typeMismatch } from './parameter-types.ts';
+import { heatBoolean, heatDefault } from './parameter-types.ts';
 import { resourceEvent } from './events.ts';
 
 /** Group of a config created without one (Heat's default). */
 export const UNGROUPED = 'Heat::Ungrouped';
 
-/** Normalises an input as Heat stores it: null-valued keys dropped, type defaulted, default checked. */
+/** A boolean item key read as Heat reads it (a boolean or `true`/`false` in any case), or a coded 400. */
+function itemBoolean(item: string, key: string, value: boolean | string): boolean {
+  const converted = heatBoolean(value);
+  if ('error' in converted) throw new HearthError('ERR_CONFIG_INVALID', { reason: `${item}: ${key}: ${converted.error}` });
+  return converted.value as boolean;
+}
+
+/**
+ * Normalises an input as Heat stores it: null-valued keys dropped, type defaulted, a default of a
+ * given type converted to that type (a default without a type is kept as sent, as Heat keeps it).
+ */
 export function normalizeInput(input: ConfigInput): StoredInput {
   const type = input.type ?? 'String';
   const stored: StoredInput = { name: input.name, type };
   if (input.description !== undefined && input.description !== null) stored.description = input.description;
   if (input.default !== undefined && input.default !== null) {
     // Heat lets the legacy empty-string default through for any type.
-    const mismatch = input.default === '' ? null : typeMismatch(type, input.default);
-    if (mismatch) throw new HearthError('ERR_CONFIG_INVALID', { reason: `input ${input.name}: default: ${mismatch}` });
-    stored.default = input.default;
+    const converted =
+      input.default === '' || input.type === undefined || input.type === null ? { value: input.default } : heatDefault(type, input.default);
+    if ('error' in converted) throw new HearthError('ERR_CONFIG_INVALID', { reason: `input ${input.name}: default: ${converted.error}` });
+    stored.default = converted.value;
   }
-  if (input.replace_on_change === true) stored.replace_on_change = true;
+  if (input.replace_on_change !== undefined && input.replace_on_change !== null) {
+    if (itemBoolean(`input ${input.name}`, 'replace_on_change', input.replace_on_change)) stored.replace_on_change = true;
+  }
   if (input.value !== undefined && input.value !== null) stored.value = input.value;
   return stored;
 }
 
-/** Normalises an output: type defaulted, `error_output` always present. */
+/** Normalises an output: type defaulted, `error_output` always present, a real boolean. */
 export function normalizeOutput(output: ConfigOutput): StoredOutput {
-  const stored: StoredOutput = { name: output.name, type: output.type ?? 'String', error_output: output.error_output === true };
+  const errorOutput =
+    output.error_output === undefined || output.error_output === null
+      ? false
+      : itemBoolean(`output ${output.name}`, 'error_output', output.error_output);
+  const stored: StoredOutput = { name: output.name, type: output.type ?? 'String', error_output: errorOutput };
   if (output.description !== undefined && output.description !== null) stored.description = output.description;
   return stored;
 }

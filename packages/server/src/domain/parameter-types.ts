@@ -1,38 +1,85 @@
 import type { ParameterType } from '@hearth/protocol';
 
-const TRUE_WORDS = new Set(['true', 't', 'yes', 'y', 'on', '1']);
-const FALSE_WORDS = new Set(['false', 'f', 'no', 'n', 'off', '0']);
+/** A value converted as Heat stores it, or why Heat refuses it. */
+export type Converted = { value: unknown } | { error: string };
 
-/** Why a value does not fit a parameter type, or null when it does. */
-export function typeMismatch(type: ParameterType, value: unknown): string | null {
-  if (value === null || value === undefined) return null;
+/**
+ * Reads a boolean as Heat's boolean properties do (`error_output`, `replace_on_change`): a boolean,
+ * or the string `true`/`false` in any case; anything else (`yes`, `1`, 1) is refused.
+ */
+export function heatBoolean(value: unknown): Converted {
+  if (typeof value === 'boolean') return { value };
+  if (typeof value === 'string' && /^(true|false)$/i.test(value)) return { value: value.toLowerCase() === 'true' };
+  return { error: `${JSON.stringify(value)} is not a valid boolean: use true or false` };
+}
+
+// Python's int() and float() literals (digits may be grouped by single underscores), without
+// inf and nan, which JSON cannot hold.
+const DIGITS = String.raw`\d(?:_?\d)*`;
+const PYTHON_INT = new RegExp(String.raw`^[+-]?${DIGITS}$`);
+const PYTHON_FLOAT = new RegExp(String.raw`^[+-]?(?:${DIGITS}\.(?:${DIGITS})?|\.${DIGITS}|${DIGITS})(?:[eE][+-]?${DIGITS})?$`);
+
+/** Heat's `str_to_num`: numbers (and booleans) as they are, a string through int() then float(). */
+function heatNumber(value: unknown): Converted {
+  const refused = { error: 'a Number must be a number or a numeric string' };
+  if (typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return { value };
+  if (typeof value !== 'string') return refused;
+  const text = value.trim();
+  if (PYTHON_INT.test(text)) {
+    const whole = BigInt(text.replaceAll('_', ''));
+    // Python keeps any integer exactly; past 2^53 hearth could not, so it refuses rather than round.
+    if (whole > BigInt(Number.MAX_SAFE_INTEGER) || whole < -BigInt(Number.MAX_SAFE_INTEGER)) {
+      return { error: `${text} is too large a whole number to store exactly; give it as a number` };
+    }
+    return { value: Number(whole) };
+  }
+  if (!PYTHON_FLOAT.test(text)) return refused;
+  const number = Number(text.replaceAll('_', ''));
+  return Number.isFinite(number) ? { value: number } : { error: `${text} is out of range for a Number` };
+}
+
+/** Python's `json.dumps` text of a value (`, ` and `: ` separators, non-ASCII escaped), as Heat writes it. */
+export function pythonJsonDumps(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pythonJsonDumps(k)}: ${pythonJsonDumps(v)}`)
+      .join(', ')}}`;
+  }
+  const text = JSON.stringify(value);
+  // JSON.stringify leaves non-ASCII characters as they are; Python's ensure_ascii escapes each UTF-16 unit.
+  return typeof value === 'string' ? text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+}
+
+/**
+ * Converts a typed input's default as Heat stores it (software_config_io.InputConfig: the default
+ * is read as a property of the input's type): String takes a string, or a boolean or whole number
+ * as its text (`True`, `5`); Number a number, a boolean, or a numeric string as its number;
+ * Boolean a boolean or `true`/`false` in any case; CommaDelimitedList a list, or a string split at
+ * commas; Json an object or a string as given, a list as its JSON text. Anything else is refused.
+ */
+export function heatDefault(type: ParameterType, value: unknown): Converted {
   switch (type) {
     case 'String':
-      return ['string', 'number', 'boolean'].includes(typeof value) ? null : 'a String must be a string, number or boolean';
+      if (typeof value === 'string') return { value };
+      if (typeof value === 'boolean') return { value: value ? 'True' : 'False' };
+      if (typeof value === 'number' && Number.isInteger(value)) return { value: BigInt(value).toString() };
+      return { error: 'a String must be a string, a boolean or a whole number' };
     case 'Number':
-      if (typeof value === 'number' && Number.isFinite(value)) return null;
-      if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return null;
-      return 'a Number must be a number or a numeric string';
-    case 'Boolean':
-      if (typeof value === 'boolean' || value === 0 || value === 1) return null;
-      if (typeof value === 'string' && (TRUE_WORDS.has(value.toLowerCase()) || FALSE_WORDS.has(value.toLowerCase()))) {
-        return null;
-      }
-      return 'a Boolean must be true/false (or yes/no, on/off, 1/0)';
+      return heatNumber(value);
+    case 'Boolean': {
+      const converted = heatBoolean(value);
+      return 'error' in converted
+        ? { error: `a Boolean must be true or false (a boolean or a string), not ${JSON.stringify(value)}` }
+        : converted;
+    }
     case 'CommaDelimitedList':
-      if (typeof value === 'string') return null;
-      if (Array.isArray(value) && value.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) return null;
-      return 'a CommaDelimitedList must be a string of comma-separated items or a list of scalars';
+      if (Array.isArray(value)) return { value };
+      if (typeof value === 'string') return { value: value.split(',') };
+      return { error: 'a CommaDelimitedList must be a list or a string of comma-separated items' };
     case 'Json':
-      if (typeof value === 'object') return null;
-      if (typeof value === 'string') {
-        try {
-          JSON.parse(value);
-          return null;
-        } catch {
-          return 'a Json value given as a string must parse as JSON';
-        }
-      }
-      return 'a Json value must be an object, a list or a JSON string';
+      if (Array.isArray(value)) return { value: pythonJsonDumps(value) };
+      if (typeof value === 'string' || (value !== null && typeof value === 'object')) return { value };
+      return { error: 'a Json value must be an object, a list or a string' };
   }
 }

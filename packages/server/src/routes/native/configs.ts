@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { PageQuery, ProjectId, SoftwareConfigCreate, Uuid } from '@hearth/protocol';
+import { clampListLimit, ConfigListQuery, ProjectId, SoftwareConfigCreate, Uuid } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { BODY_LIMITS } from '../limits.ts';
 
@@ -14,9 +14,14 @@ export const configRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     { bodyLimit: BODY_LIMITS.config, schema: { tags: ['software_configs'], params: Params, body: SoftwareConfigCreate } },
     async (request) => ({ software_config: await services.configs.create(request.params.project_id, request.body) }),
   );
-  app.get('/software_configs', { schema: { tags: ['software_configs'], params: Params, querystring: PageQuery } }, async (request) => ({
-    software_configs: await services.configs.list(request.params.project_id, request.query.limit, request.query.marker),
-  }));
+  // A limit above the count lists everything, as in Heat (heatclient users pass big ones).
+  app.get(
+    '/software_configs',
+    { schema: { tags: ['software_configs'], params: Params, querystring: ConfigListQuery } },
+    async (request) => ({
+      software_configs: await services.configs.list(request.params.project_id, clampListLimit(request.query.limit), request.query.marker),
+    }),
+  );
   app.get('/software_configs/:id', { schema: { tags: ['software_configs'], params: ItemParams } }, async (request) => ({
     software_config: await services.configs.get(request.params.project_id, request.params.id),
   }));

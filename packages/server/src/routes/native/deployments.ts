@@ -1,6 +1,14 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DeploymentListQuery, ProjectId, ServerId, SoftwareDeploymentCreate, SoftwareDeploymentUpdate, Uuid } from '@hearth/protocol';
+import {
+  clampListLimit,
+  DeploymentListQuery,
+  ProjectId,
+  ServerId,
+  SoftwareDeploymentCreate,
+  SoftwareDeploymentUpdate,
+  Uuid,
+} from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { BODY_LIMITS } from '../limits.ts';
@@ -24,7 +32,7 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   );
   app.get('/software_deployments', { schema: { tags, params: Params, querystring: DeploymentListQuery } }, async (request) => {
     const { server_id: serverId, limit, marker } = request.query;
-    return { software_deployments: await services.deployments.list(request.params.project_id, serverId, limit, marker) };
+    return { software_deployments: await services.deployments.list(request.params.project_id, serverId, clampListLimit(limit), marker) };
   });
   app.get(
     '/software_deployments/metadata/:server_id',

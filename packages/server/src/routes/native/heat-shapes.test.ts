@@ -34,9 +34,10 @@ test('config items with null-valued keys are stored as if the keys were absent',
     const config = reply.json<{ software_config: { inputs: unknown[]; outputs: unknown[] } }>().software_config;
     assert.deepEqual(config.inputs, [{ name: 'a', type: 'String' }]);
     assert.deepEqual(config.outputs, [{ name: 'o', type: 'String', error_output: false }]);
+    // Heat reads only true/false (any case) as a boolean item key (heat-conversions.test.ts).
     const bad = await request(app, 'POST', '/software_configs', { inputs: [{ name: 'a', replace_on_change: 'yes' }] });
     assert.equal(bad.statusCode, 400, bad.body);
-    assert.equal(errorCode(bad), 'ERR_REQUEST_INVALID');
+    assert.equal(errorCode(bad), 'ERR_CONFIG_INVALID');
   } finally {
     await done();
   }
