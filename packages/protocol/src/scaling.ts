@@ -102,7 +102,10 @@ export const ScalingMember = Type.Object({
 });
 export type ScalingMember = Static<typeof ScalingMember>;
 
-/** The actuator outbox of a group: pending deliveries (retried until a 2xx), of which `failed` had a failed attempt. */
+/**
+ * The actuator outbox of a group: `pending` deliveries (retried until a 2xx); `failed`, those of them with a
+ * failed attempt plus those failed for good (a redirect, or a URL the outbound rule refuses: never retried).
+ */
 export const ActuatorDeliveries = Type.Object({
   pending: Type.Integer(),
   failed: Type.Integer(),

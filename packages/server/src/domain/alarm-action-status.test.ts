@@ -16,9 +16,9 @@ const listen = async (server: Server) => {
   return (server.address() as AddressInfo).port;
 };
 
-test('isFinalStatus: a 4xx but 408 and 429 is final; 5xx, 408, 429 and 3xx are not', () => {
-  for (const status of FINAL) assert.equal(isFinalStatus(status), true, String(status));
-  for (const status of [...RETRIED, 302, 200]) assert.equal(isFinalStatus(status), false, String(status));
+test('isFinalStatus: a 3xx and a 4xx but 408 and 429 are final; 5xx, 408, 429 are not', () => {
+  for (const status of [...FINAL, 301, 302, 307, 308]) assert.equal(isFinalStatus(status), true, String(status));
+  for (const status of [...RETRIED, 200]) assert.equal(isFinalStatus(status), false, String(status));
 });
 
 test('deliveries: a 400, 403, 404 or 410 fails at once with its status; 408, 429, 5xx and a refused connection are retried', async () => {

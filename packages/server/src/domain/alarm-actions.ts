@@ -206,27 +206,37 @@ export class AlarmActionDeliverer {
 
   /** One POST: null on a 2xx, else what went wrong and whether retrying can help. */
   private async attempt(url: string, body: string): Promise<{ error: string; final: boolean } | null> {
+    // A URL stored before the rule knew its spelling breaks it for ever: final, never sent.
     const problem = actionUrlProblem(url);
-    if (problem) return { error: problem, final: false };
+    if (problem) return { error: `not sent: ${problem}; not retried`, final: true };
     try {
       const status = await this.post(url, body, this.options.timeoutMs);
       if (status >= 200 && status < 300) return null;
       // Errors are shown in the alarm's API reply: its URL without credentials.
       const error = `HTTP ${status} from ${shownUrl(url)}`;
-      return isFinalStatus(status)
-        ? { error: `${error}: not retried, a client error other than 408 or 429 is final`, final: true }
-        : { error, final: false };
+      const final = finalStatusReason(status);
+      return final ? { error: `${error}: not retried, ${final}`, final: true } : { error, final: false };
     } catch (error) {
+      // A name that resolves to a forbidden address is retried: DNS answers change (link-local.ts).
       return { error: `${(error as Error).message.replaceAll(url, shownUrl(url))} (${shownUrl(url)})`, final: false };
     }
   }
 }
 
 /**
- * Whether a reply status ends a delivery at once: a 4xx other than 408 (timeout) and 429 (too many
- * requests) says the request itself is refused (a revoked or deleted policy's URL answers 403 or
- * 404), and the same request will be refused again. Network errors, 5xx, 408 and 429 are retried.
+ * Why a reply status ends a delivery at once, or null when it is retried. A 3xx: redirects are never
+ * followed (the new address would escape the outbound-URL rule), so the same request gets the same
+ * answer. A 4xx other than 408 (timeout) and 429 (too many requests) says the request itself is
+ * refused (a revoked or deleted policy's URL answers 403 or 404). Network errors, 5xx, 408 and 429
+ * are retried.
  */
+export function finalStatusReason(status: number): string | null {
+  if (status >= 300 && status < 400) return 'a redirect is final (hearth-server never follows one)';
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'a client error other than 408 or 429 is final';
+  return null;
+}
+
+/** Whether a reply status ends a delivery at once (finalStatusReason says why). */
 export function isFinalStatus(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return finalStatusReason(status) !== null;
 }

@@ -7,7 +7,7 @@ import {
   type MetricSampleInput,
 } from '@hearth/protocol';
 import { HearthError } from './errors.ts';
-import { metricTextProblem, parseSampleTime } from './metrics.ts';
+import { metricTextProblem, metricValueProblem, parseSampleTime } from './metrics.ts';
 
 /** A PutMetricData request read from its AWS query form: the namespace and one sample per member. */
 export interface PutMetricDataRequest {
@@ -78,7 +78,9 @@ export function parsePutMetricData(params: Record<string, string>): PutMetricDat
       assertText(`${prefix}.MetricName`, fields.MetricName, MAX_METRIC_NAME_LENGTH);
       const rawValue = fields.Value;
       const value = rawValue === undefined || !DECIMAL.test(rawValue) ? NaN : Number(rawValue);
-      if (!Number.isFinite(value)) invalid(`${prefix}.Value ${JSON.stringify(rawValue ?? null)} is not a number`);
+      if (Number.isNaN(value)) invalid(`${prefix}.Value ${JSON.stringify(rawValue ?? null)} is not a number`);
+      const valueProblem = metricValueProblem(`${prefix}.Value`, value, rawValue);
+      if (valueProblem) invalid(valueProblem);
       if (dims.size > MAX_METRIC_DIMENSIONS) invalid(`${prefix} has ${dims.size} dimensions, more than ${MAX_METRIC_DIMENSIONS}`);
       const dimensions: Record<string, string> = {};
       const memberOf = new Map<string, number>();

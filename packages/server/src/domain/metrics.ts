@@ -14,6 +14,7 @@ import type { Database } from '../store/schema.ts';
 import type { MetricSampleRow } from '../store/schema-metrics-alarms.ts';
 import { HearthError } from './errors.ts';
 import type { TimedValue } from './alarm-rules.ts';
+import { MEMBER_JOINING } from './scaling-bootstrap.ts';
 
 /** How long samples are kept: whichever limit is hit first. */
 export interface MetricRetention {
@@ -28,6 +29,24 @@ export const DEFAULT_METRIC_RETENTION: MetricRetention = Object.freeze({ maxAgeS
 
 /** How far ahead of the server's clock a sample's timestamp may be. */
 const MAX_FUTURE_MS = 2 * 3600 * 1000;
+
+/**
+ * The largest magnitude of a sample's value: CloudWatch refuses values outside -2^360 to 2^360 (and
+ * NaN and the infinities). Within it, a sum of every sample kept (200 000 of them) stays finite, so
+ * no statistic overflows to Infinity (two samples of 1.79e308 did).
+ */
+export const MAX_METRIC_VALUE = 2 ** 360;
+
+/** True when a value is finite and within ±2^360. */
+export function isMetricValueInRange(value: number): boolean {
+  return Number.isFinite(value) && Math.abs(value) <= MAX_METRIC_VALUE;
+}
+
+/** Why a sample's value is refused (`field` names it, `written` is the value as sent), or null. */
+export function metricValueProblem(field: string, value: number, written = String(value)): string | null {
+  if (isMetricValueInRange(value)) return null;
+  return `${field} ${written} is outside the range CloudWatch takes, -2^360 to 2^360 (about ±2.35e108)`;
+}
 
 /**
  * A sample's timestamp in epoch ms, or null when it is no ISO 8601 date and time: without an offset it
@@ -80,7 +99,11 @@ async function assertGroupMember(trx: Transaction<Database>, sender: MetricSende
   const groups = await trx
     .selectFrom('scaling_groups')
     .leftJoin('scaling_members', (join) =>
-      join.onRef('scaling_members.group_id', '=', 'scaling_groups.id').on('scaling_members.server_id', '=', sender.serverId),
+      join
+        .onRef('scaling_members.group_id', '=', 'scaling_groups.id')
+        .on('scaling_members.server_id', '=', sender.serverId)
+        // A record reserved for a scale-up is no member until the capacity is written.
+        .on('scaling_members.bootstrap', '!=', MEMBER_JOINING),
     )
     .select(['scaling_groups.name', 'scaling_members.server_id'])
     .where('scaling_groups.project_id', '=', sender.projectId)
@@ -157,6 +180,8 @@ export class MetricService {
 
   private toRow(sender: MetricSender, namespace: string, sample: MetricSampleInput, index: number, nowMs: number) {
     assertPrintable(namespace, sample, index);
+    const valueProblem = metricValueProblem(`sample ${index} value`, sample.value);
+    if (valueProblem) throw new HearthError('ERR_METRIC_INVALID', { reason: valueProblem });
     let time: string | null = null;
     if (sample.timestamp !== undefined) {
       // The schema checks the shape only: `2026-13-45T99:99:99Z` is no time, and `2026-02-30` no day.
@@ -204,7 +229,11 @@ export class MetricService {
     return rows.map(sampleFromRow);
   }
 
-  /** The values of one metric at or after `sinceIso` whose dimensions include `dimensions` (for the evaluator). */
+  /**
+   * The values of one metric at or after `sinceIso` whose dimensions include `dimensions` (for the
+   * evaluator). A value outside ±2^360, stored before puts were held to it, is skipped (as if it had
+   * been refused), so a statistic is never Infinity or NaN.
+   */
   async valuesFor(
     projectId: string,
     namespace: string,
@@ -222,7 +251,8 @@ export class MetricService {
       .execute();
     return rows
       .filter((row) => dimensionsMatch(dimensions, JSON.parse(row.dimensions) as MetricDimensions))
-      .map((row) => ({ timeMs: Date.parse(row.time), value: Number(row.value) }));
+      .map((row) => ({ timeMs: Date.parse(row.time), value: Number(row.value) }))
+      .filter((sample) => isMetricValueInRange(sample.value));
   }
 
   /** Deletes samples past the retention limits (age, then count), inside the caller's transaction; returns how many. */

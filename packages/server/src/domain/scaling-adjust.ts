@@ -1,72 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { heatTime, type ActuatorWebhook, type MemberBootstrap, type ScalingOutcome } from '@hearth/protocol';
-import type { Transaction } from 'kysely';
+import { heatTime, type ActuatorWebhook, type ScalingOutcome } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { Database } from '../store/schema.ts';
 import type { ScalingGroupRow } from '../store/schema-scaling.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import type { ServerService } from './servers.ts';
-import { resourceEvent } from './events.ts';
 import { HearthError } from './errors.ts';
+import { bootstrapOf, groupEvent, scalingTopics, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
+import { MEMBER_JOINING, MemberBootstrapper, reserveMembers, type NewMember } from './scaling-bootstrap.ts';
 
-/** Feed topics of scaling: one group changed; the actuator outbox has new work. */
-export const scalingTopics = {
-  group: (id: string) => `scaling-group:${id}`,
-  outbox: 'actuator-outbox',
-} as const;
+// What the rest of hearth imports from here (they live in scaling-change.ts since the split).
+export { bootstrapOf, groupEvent, scalingTopics, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult };
 
-/** How long the "scaling in progress" lease lasts: a crash mid-change blocks the group at most this long. */
-export const SCALING_LEASE_MS = 60_000;
-
-/** Most characters in a server's name and resource name (varchar(255) columns). */
-const MAX_SERVER_NAME_LENGTH = 255;
-
-/**
- * The name and resource name of a member that member_bootstrap creates: the group's name, `-` and
- * 8 random hex digits; a longer group name is cut so the whole fits in 255 characters (group names
- * are ASCII, so `slice` counts characters). A group's name may hold `.`, a server's resource name
- * may not (servers.ts), so each `.` becomes `-`: a group `web.tier` gets members `web-tier-1a2b3c4d`.
- */
-function memberName(groupName: string): string {
-  const suffix = `-${randomUUID().slice(0, 8)}`;
-  return groupName.replace(/[^A-Za-z0-9_:-]/g, '-').slice(0, MAX_SERVER_NAME_LENGTH - suffix.length) + suffix;
-}
-
-/** One requested change of desired capacity. */
-export interface AdjustRequest {
-  /** The new desired capacity, computed from the group as it is inside the transaction (already clamped). */
-  target: (group: ScalingGroupRow) => number;
-  /** Cooldown to check and then stamp (seconds, from the group); null: an operator change, no cooldown either way. */
-  cooldown: ((group: ScalingGroupRow) => number) | null;
-  /** Reason stamped with the cooldown, Heat's `<adjustment_type> : <adjustment>`. */
-  cooldownReason: string;
-  /** Why: goes into the webhook, the event and the group's last activity. */
-  reason: string;
-  /** Records the outcome in the same transaction (a policy's last signal). */
-  record?: (trx: Transaction<Database>, now: string, outcome: ScalingOutcome, reason: string) => Promise<void>;
-  /**
-   * Checked first in every transaction of the change: throws (a coded error) when it may no longer
-   * be made, e.g. the alarm URL that asked for it was revoked after it was checked. None by default.
-   */
-  admit?: (trx: Transaction<Database>, now: string) => Promise<void>;
-}
-
-/** What an adjustment did. */
-export interface AdjustResult {
-  outcome: ScalingOutcome;
-  reason: string;
-  previous: number;
-  desired: number;
-}
-
-type Plan = { kind: 'done'; result: AdjustResult } | { kind: 'bootstrap'; group: ScalingGroupRow; target: number; leaseId: string };
-
-/**
- * What a bootstrap's capacity write did: written (with the records it did not make members), or
- * nothing because another change holds the group, or because min_size rose past what it created.
- */
-type Written =
-  { kind: 'written'; result: AdjustResult; dropped: Array<{ id: string }> } | { kind: 'superseded' } | { kind: 'short'; why: string };
+type Plan =
+  | { kind: 'done'; result: AdjustResult }
+  | { kind: 'bootstrap'; group: ScalingGroupRow; target: number; leaseId: string; reserved: NewMember[] };
 
 /**
  * Applies changes of desired capacity to a group (reference/server.md §6.4): cooldown and the
@@ -75,14 +22,37 @@ type Written =
  * that does nothing is recorded as an event with its reason.
  */
 export class ScalingAdjuster {
+  private readonly bootstrapper: MemberBootstrapper;
+
   constructor(
     private readonly store: Store,
-    private readonly servers: ServerService,
+    servers: ServerService,
     private readonly logError: (error: unknown) => void,
-  ) {}
+  ) {
+    this.bootstrapper = new MemberBootstrapper(store, servers, logError);
+  }
+
+  /**
+   * Deletes the member records that changes left unfinished (a crash between a bootstrap's writes),
+   * of one group or all; returns how many. Every adjustment runs it for its group, before and after.
+   */
+  recoverLeftovers(groupId?: string): Promise<number> {
+    return this.bootstrapper.recoverLeftovers(groupId);
+  }
 
   /** Runs one adjustment; with member_bootstrap, scale-ups create the new members' server records first. */
   async adjust(groupId: string, request: AdjustRequest): Promise<AdjustResult> {
+    await this.recoverLeftovers(groupId);
+    try {
+      return await this.change(groupId, request);
+    } finally {
+      // A change this one superseded leaves its records joining once the lease is free: they go now
+      // (or at the next change: a failure here does not undo this one's outcome).
+      await this.recoverLeftovers(groupId).catch(this.logError);
+    }
+  }
+
+  private async change(groupId: string, request: AdjustRequest): Promise<AdjustResult> {
     const plan = await this.store.write<Plan>(async (ctx) => {
       await request.admit?.(ctx.trx, ctx.now);
       const group = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', groupId).executeTakeFirst();
@@ -107,12 +77,16 @@ export class ScalingAdjuster {
           .set({ scaling_lease_id: leaseId, scaling_lease_until: new Date(Date.parse(ctx.now) + SCALING_LEASE_MS).toISOString() })
           .where('id', '=', group.id)
           .execute();
-        return { kind: 'bootstrap', group, target, leaseId };
+        // Reserved with the lease: a crash from here on leaves rows recoverLeftovers finds.
+        const reserved = await reserveMembers(ctx.trx, group, target - previous, ctx.now);
+        return { kind: 'bootstrap', group, target, leaseId, reserved };
       }
       return { kind: 'done', result: await this.apply(ctx, group, target, [], request) };
     });
     if (plan.kind === 'done') return plan.result;
-    return this.bootstrapAndApply(plan.group, plan.target, plan.leaseId, request);
+    return this.bootstrapper.run(plan.group, plan.target, plan.leaseId, plan.reserved, request, (ctx, group, target, members, req, note) =>
+      this.apply(ctx, group, target, members, req, note),
+    );
   }
 
   /** Why a policy's change may not run now (lease held, cooldown running), or null. Operator changes are never blocked. */
@@ -128,109 +102,12 @@ export class ScalingAdjuster {
     return null;
   }
 
-  private async bootstrapAndApply(group: ScalingGroupRow, target: number, leaseId: string, request: AdjustRequest): Promise<AdjustResult> {
-    const bootstrap = bootstrapOf(group)!;
-    const created: Array<{ id: string; name: string }> = [];
-    try {
-      for (let i = 0; i < target - group.desired_capacity; i++) {
-        const name = memberName(group.name);
-        const server = await this.servers.create(group.project_id, {
-          name,
-          stack: group.stack_id,
-          resource_name: name,
-          software_config_transport: bootstrap.software_config_transport ?? 'HEARTH_LONG_POLL',
-        });
-        created.push({ id: server.server.id, name });
-      }
-    } catch (error) {
-      await this.abandon(group, leaseId, created, `could not create member records: ${(error as Error).message}`);
-      throw error;
-    }
-    let written: Written;
-    try {
-      written = await this.store.write<Written>(async (ctx) => {
-        // Admitted again: the members took time to create, and the change may have been revoked meanwhile.
-        await request.admit?.(ctx.trx, ctx.now);
-        const current = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', group.id).executeTakeFirst();
-        if (!current || current.scaling_lease_id !== leaseId) return { kind: 'superseded' };
-        // A group update does not wait for the lease: its bounds may have moved while the members were created.
-        const clamped = Math.min(Math.max(target, current.min_size), current.max_size);
-        const wanted = clamped - current.desired_capacity;
-        if (wanted > created.length)
-          return {
-            kind: 'short',
-            why: `min_size is ${current.min_size} now, above the ${target} this change was to reach; the group update that raised it sets the capacity`,
-          };
-        if (wanted <= 0) {
-          const reason = `${request.reason}: desired capacity stays ${current.desired_capacity} (max_size is ${current.max_size} now)`;
-          await ctx.trx
-            .updateTable('scaling_groups')
-            .set({ scaling_lease_id: null, scaling_lease_until: null })
-            .where('id', '=', group.id)
-            .execute();
-          ctx.event(
-            groupEvent(current, 'scaling_group.no_change', reason, { outcome: 'no_change', desired_capacity: current.desired_capacity }),
-          );
-          await request.record?.(ctx.trx, ctx.now, 'no_change', reason);
-          const result: AdjustResult = {
-            outcome: 'no_change',
-            reason,
-            previous: current.desired_capacity,
-            desired: current.desired_capacity,
-          };
-          return { kind: 'written', result, dropped: created };
-        }
-        const dropped = created.slice(wanted);
-        const note =
-          dropped.length === 0
-            ? ''
-            : ` (max_size is ${current.max_size} now: ${dropped.length} of the ${created.length} new members' records deleted)`;
-        const result = await this.apply(ctx, current, clamped, created.slice(0, wanted), request, note);
-        return { kind: 'written', result, dropped };
-      });
-    } catch (error) {
-      await this.abandon(group, leaseId, created, `the change was refused: ${(error as Error).message}`);
-      throw error;
-    }
-    if (written.kind === 'written') {
-      await this.discard(group, written.dropped);
-      return written.result;
-    }
-    const why = written.kind === 'short' ? written.why : 'another change of capacity was written meanwhile, or the scaling lease lapsed';
-    await this.abandon(group, leaseId, created, why);
-    return {
-      outcome: 'in_progress',
-      reason: `${request.reason}: ${why}`,
-      previous: group.desired_capacity,
-      desired: group.desired_capacity,
-    };
-  }
-
-  /** Gives up a bootstrap: deletes the server records made for it and releases the lease if still ours. */
-  private async abandon(group: ScalingGroupRow, leaseId: string, created: Array<{ id: string }>, why: string): Promise<void> {
-    await this.discard(group, created);
-    await this.store.write(async ({ trx, event }) => {
-      await trx
-        .updateTable('scaling_groups')
-        .set({ scaling_lease_id: null, scaling_lease_until: null })
-        .where('id', '=', group.id)
-        .where('scaling_lease_id', '=', leaseId)
-        .execute();
-      event(groupEvent(group, 'scaling_group.error', `Scaling ${group.name} failed: ${why}`));
-    });
-  }
-
-  /** Deletes the server records a bootstrap made and did not make members (each delete writes its own event). */
-  private async discard(group: ScalingGroupRow, servers: Array<{ id: string }>): Promise<void> {
-    for (const server of servers) await this.servers.delete(group.project_id, server.id).catch(this.logError);
-  }
-
   /** Writes the new capacity, the new members, the cooldown and the outbox row, in the caller's transaction; `note` ends the reason. */
   private async apply(
     ctx: WriteContext,
     group: ScalingGroupRow,
     target: number,
-    newMembers: Array<{ id: string; name: string }>,
+    newMembers: NewMember[],
     request: AdjustRequest,
     note = '',
   ): Promise<AdjustResult> {
@@ -239,11 +116,22 @@ export class ScalingAdjuster {
       .selectFrom('scaling_members')
       .select('server_id')
       .where('group_id', '=', group.id)
+      .where('bootstrap', '!=', MEMBER_JOINING)
       .orderBy('added_at')
       .orderBy('server_id')
       .execute();
-    for (const member of newMembers)
-      await trx.insertInto('scaling_members').values({ group_id: group.id, server_id: member.id, bootstrap: 1, added_at: now }).execute();
+    // Reserved as joining when the lease was taken: members from now on.
+    if (newMembers.length > 0)
+      await trx
+        .updateTable('scaling_members')
+        .set({ bootstrap: 1, added_at: now })
+        .where('group_id', '=', group.id)
+        .where(
+          'server_id',
+          'in',
+          newMembers.map((m) => m.id),
+        )
+        .execute();
     // Oldest first, ties by server id: the order `members` lists them in.
     const memberIds = [...members.map((m) => m.server_id), ...newMembers.map((m) => m.id).sort()];
     const payload: ActuatorWebhook = {
@@ -321,15 +209,4 @@ export class ScalingAdjuster {
     ctx.publish(scalingTopics.outbox);
     return { outcome: 'adjusted', reason, previous: group.desired_capacity, desired: target };
   }
-}
-
-/** The member_bootstrap settings of a group, or null. */
-export function bootstrapOf(group: ScalingGroupRow): MemberBootstrap | null {
-  return group.member_bootstrap === null ? null : (JSON.parse(group.member_bootstrap) as MemberBootstrap);
-}
-
-/** An event row about a scaling group. */
-export function groupEvent(group: ScalingGroupRow, type: string, message: string, data: Record<string, unknown> = {}) {
-  const resource = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
-  return resourceEvent(resource, type, message, { group: group.name, ...data });
 }

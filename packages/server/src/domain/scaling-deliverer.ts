@@ -10,6 +10,12 @@ import { resourceEvent } from './events.ts';
 import { guardedLookup, shownUrl, type SocketLookup } from './link-local.ts';
 import { TaskHealth } from './task-health.ts';
 
+/** Why a POST did not get a 2xx, and whether that is final (retrying cannot help). */
+interface Failure {
+  error: string;
+  final: boolean;
+}
+
 /** Options of the actuator deliverer. */
 export interface DelivererOptions {
   /** How often due deliveries are looked for, besides the feed's wake-ups (default 250 ms). */
@@ -18,7 +24,7 @@ export interface DelivererOptions {
   timeoutMs?: number;
   /** Longest wait between retries (default 30 s). */
   maxRetryDelayMs?: number;
-  /** How long delivered rows are kept (they count in a group's `delivered`; default 7 days). */
+  /** How long delivered and finally failed rows are kept (they count in a group's `delivered` and `failed`; default 7 days). */
   keepDeliveredMs?: number;
   /** How the actuator's host name is resolved (default: the system resolver, refusing forbidden addresses before connecting). */
   lookup?: SocketLookup;
@@ -111,13 +117,14 @@ export class ActuatorDeliverer {
     return due.length;
   }
 
-  /** Drops delivered rows older than `keepDeliveredMs`. */
+  /** Drops delivered rows, and rows failed for good, older than `keepDeliveredMs`. */
   async prune(): Promise<void> {
     this.lastPrune = Date.now();
     const before = new Date(Date.now() - this.keepDeliveredMs).toISOString();
-    await this.store.write(({ trx }) =>
-      trx.deleteFrom('actuator_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', before).execute(),
-    );
+    await this.store.write(async ({ trx }) => {
+      await trx.deleteFrom('actuator_deliveries').where('status', '=', 'delivered').where('delivered_at', '<', before).execute();
+      await trx.deleteFrom('actuator_deliveries').where('status', '=', 'failed').where('created_at', '<', before).execute();
+    });
   }
 
   /** Claims a delivery for one POST (a conditional update): false when another deliverer holds it or it is no longer pending. */
@@ -135,11 +142,12 @@ export class ActuatorDeliverer {
     });
   }
 
-  /** POSTs one delivery: null on a 2xx, else what went wrong. */
-  private async post(group: { actuator_url: string; actuator_secret_sealed: string }, row: ActuatorDeliveryRow): Promise<string | null> {
-    // Checked again at send time, as alarm actions are: a row stored before the check knew a spelling is never called.
+  /** POSTs one delivery: null on a 2xx, else what went wrong and whether it is final (retrying cannot help). */
+  private async post(group: { actuator_url: string; actuator_secret_sealed: string }, row: ActuatorDeliveryRow): Promise<Failure | null> {
+    // Checked again at send time, as alarm actions are: a row stored before the check knew a spelling is
+    // never called, and never will be (the group's URL does not change), so it is final.
     const problem = actuatorUrlProblem(group.actuator_url);
-    if (problem !== null) return `not sent: ${problem}`;
+    if (problem !== null) return { error: `not sent: ${problem}`, final: true };
     try {
       const body = JSON.stringify(await this.render(JSON.parse(row.payload) as ActuatorWebhook));
       const secret = openSecret(this.transport.secrets.tokenKey(), group.actuator_secret_sealed);
@@ -152,10 +160,19 @@ export class ActuatorDeliverer {
         followRedirect: false,
         dnsLookup: this.lookup,
       });
-      const shown = shownUrl(group.actuator_url);
-      return response.statusCode >= 200 && response.statusCode < 300 ? null : `HTTP ${response.statusCode} from ${shown}`;
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return null;
+      const error = `HTTP ${status} from ${shownUrl(group.actuator_url)}`;
+      // A redirect is never followed (its target would escape the outbound-URL rule): the same POST gets the same answer.
+      return status >= 300 && status < 400
+        ? { error: `${error}: a redirect, which hearth-server never follows`, final: true }
+        : { error, final: false };
     } catch (caught) {
-      return `${(caught as Error).message.replaceAll(group.actuator_url, shownUrl(group.actuator_url))}`.slice(0, 500);
+      // Network errors, and a name that resolves to a forbidden address now (DNS answers change), are retried.
+      return {
+        error: `${(caught as Error).message.replaceAll(group.actuator_url, shownUrl(group.actuator_url))}`.slice(0, 500),
+        final: false,
+      };
     }
   }
 
@@ -167,7 +184,7 @@ export class ActuatorDeliverer {
       .where('id', '=', row.group_id)
       .executeTakeFirst();
     if (!group || !(await this.claim(row))) return false;
-    const error = await this.post(group, row);
+    const failure = await this.post(group, row);
     await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx
         .selectFrom('actuator_deliveries')
@@ -178,29 +195,47 @@ export class ActuatorDeliverer {
       const attempts = current.attempts + 1;
       const resource = { project_id: group.project_id, resource_type: 'scaling_group', resource_id: group.id, server_id: null };
       const data = { group: group.name, delivery_id: row.delivery_id, sequence: row.sequence, attempts };
-      if (error === null) {
+      if (failure === null) {
         await trx
           .updateTable('actuator_deliveries')
           .set({ status: 'delivered', attempts, delivered_at: now, last_error: null, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
         event(resourceEvent(resource, 'scaling_group.delivered', `Change ${row.sequence} delivered to the actuator`, data));
+      } else if (failure.final) {
+        // Failed for good: the next change is not held behind it (it carries the whole capacity and members).
+        await trx
+          .updateTable('actuator_deliveries')
+          .set({ status: 'failed', attempts, last_error: `${failure.error}; not retried`, claimed_until: null })
+          .where('id', '=', row.id)
+          .execute();
+        event(
+          resourceEvent(resource, 'scaling_group.delivery_failed', `Change ${row.sequence} not delivered (not retried): ${failure.error}`, {
+            ...data,
+            final: true,
+          }),
+        );
       } else {
         const next = new Date(Date.parse(now) + retryDelayMs(attempts, this.maxRetryDelayMs)).toISOString();
         await trx
           .updateTable('actuator_deliveries')
-          .set({ attempts, next_attempt_at: next, last_error: error, claimed_until: null })
+          .set({ attempts, next_attempt_at: next, last_error: failure.error, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
         // One event when a delivery starts failing, not one per retry.
         if (attempts === 1)
           event(
-            resourceEvent(resource, 'scaling_group.delivery_failed', `Change ${row.sequence} not delivered (retrying): ${error}`, data),
+            resourceEvent(
+              resource,
+              'scaling_group.delivery_failed',
+              `Change ${row.sequence} not delivered (retrying): ${failure.error}`,
+              data,
+            ),
           );
       }
       publish(scalingTopics.group(group.id));
     });
-    return error === null;
+    return failure === null;
   }
 
   /** Fills in each new member's credential and collector config from its server record (null once the server is gone). */

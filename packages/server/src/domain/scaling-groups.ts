@@ -18,6 +18,7 @@ import type { StackService } from './stacks.ts';
 import { boundsProblem } from './scaling-capacity.ts';
 import { actuatorUrlProblem, sealSecret } from './scaling-webhook.ts';
 import { bootstrapOf, groupEvent, scalingTopics, type AdjustResult, type ScalingAdjuster } from './scaling-adjust.ts';
+import { MEMBER_JOINING } from './scaling-bootstrap.ts';
 
 /** Throws ERR_RESOURCE_EXISTS when a scaling group or policy already holds the name in the stack (the rest is StackService's). */
 export async function assertScalingNameFree(
@@ -148,7 +149,8 @@ export class ScalingGroupService {
       const policies = await trx.selectFrom('scaling_policies').select('id').where('group_id', '=', row.id).execute();
       if (policies.length > 0) throw new HearthError('ERR_SCALING_GROUP_HAS_POLICIES', { name, count: policies.length });
       await trx.deleteFrom('actuator_deliveries').where('group_id', '=', row.id).execute();
-      await trx.deleteFrom('scaling_members').where('group_id', '=', row.id).execute();
+      // Joining rows stay: their records are deleted by recoverLeftovers (a group gone holds no lease).
+      await trx.deleteFrom('scaling_members').where('group_id', '=', row.id).where('bootstrap', '!=', MEMBER_JOINING).execute();
       await trx.deleteFrom('scaling_groups').where('id', '=', row.id).execute();
       event(groupEvent(row, 'scaling_group.deleted', `Scaling group ${row.name} deleted; undelivered changes dropped`));
       publish(scalingTopics.group(row.id));
@@ -175,7 +177,12 @@ export class ScalingGroupService {
           .onConflict((oc) => oc.columns(['group_id', 'server_id']).doNothing())
           .execute();
       if (remove.length > 0)
-        await trx.deleteFrom('scaling_members').where('group_id', '=', row.id).where('server_id', 'in', remove).execute();
+        await trx
+          .deleteFrom('scaling_members')
+          .where('group_id', '=', row.id)
+          .where('server_id', 'in', remove)
+          .where('bootstrap', '!=', MEMBER_JOINING)
+          .execute();
       event(groupEvent(row, 'scaling_group.members_changed', `Members of ${row.name}: +${add.length} -${remove.length}`, { add, remove }));
       publish(scalingTopics.group(row.id));
     });
@@ -188,6 +195,7 @@ export class ScalingGroupService {
       .selectFrom('scaling_members')
       .selectAll()
       .where('group_id', '=', groupId)
+      .where('bootstrap', '!=', MEMBER_JOINING)
       .orderBy('added_at')
       .orderBy('server_id')
       .execute();
@@ -214,7 +222,8 @@ export class ScalingGroupService {
       .orderBy('sequence')
       .execute();
     const pending = deliveries.filter((d) => d.status === 'pending');
-    const failing = pending.filter((d) => d.attempts > 0);
+    // Failing: pending after a failed attempt, or failed for good (a redirect, a URL the outbound rule refuses).
+    const failing = deliveries.filter((d) => (d.status === 'pending' && d.attempts > 0) || d.status === 'failed');
     const nowIso = new Date().toISOString();
     const time = (iso: string | null) => (iso === null ? null : heatTime(new Date(iso)));
     return {
@@ -238,8 +247,8 @@ export class ScalingGroupService {
       deliveries: {
         pending: pending.length,
         failed: failing.length,
-        delivered: deliveries.length - pending.length,
-        last_error: failing[0]?.last_error ?? null,
+        delivered: deliveries.filter((d) => d.status === 'delivered').length,
+        last_error: failing.at(-1)?.last_error ?? null,
         next_attempt: time(pending[0]?.next_attempt_at ?? null),
       },
       creation_time: heatTime(new Date(row.created_at)),

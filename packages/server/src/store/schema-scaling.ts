@@ -38,7 +38,7 @@ export interface ScalingGroupsTable {
 export interface ScalingMembersTable {
   group_id: string;
   server_id: string;
-  /** 1 when hearth created the server record (member_bootstrap). */
+  /** 1 when hearth created the server record (member_bootstrap); 2 while such a record is reserved, not yet a member (scaling-bootstrap.ts). */
   bootstrap: number;
   added_at: string;
 }
