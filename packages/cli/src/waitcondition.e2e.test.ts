@@ -112,7 +112,9 @@ after(async () => {
   await server.close();
 });
 
-describe('hearth stack and waitcondition against a real hearth-server', { timeout: 120_000 }, () => {
+// A guard against a hang, not a bound: its ~20 CLI processes take 15-20 s here, and took 124 s on a machine
+// loaded 9 deep, which the old 120 s cut off.
+describe('hearth stack and waitcondition against a real hearth-server', { timeout: 600_000 }, () => {
   test('stack create, list and show; a taken name is refused', async () => {
     const created = await hearthJson<{ stack: { id: string; stack_name: string } }>(['stack', 'create', STACK]);
     assert.equal(created.stack.stack_name, STACK);
