@@ -4,10 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { request as httpRequest } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { bodyProblem, MAX_BODY_DEPTH, syntaxReason } from './body-parser.ts';
 import { clientErrorOf, errorBody } from './app-errors.ts';
 import { ADMIN, createConfig, createDeployment, errorCode, registerServer, testApp } from './test-support.ts';
+import { rawExchange } from './test-support-wire.ts';
 
 const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
@@ -283,21 +284,6 @@ test('a guest request without a credential is refused before its body arrives', 
     await done();
   }
 });
-
-/** Sends raw bytes to a listening app; resolves with all it answered before closing (at most 5 s). */
-function rawExchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    const timer = setTimeout(() => socket.destroy(), 5000);
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(answer);
-    });
-  });
-}
 
 test("requests Node's HTTP parser refuses get a coded JSON body, and their bytes never reach the log", async () => {
   const lines: string[] = [];

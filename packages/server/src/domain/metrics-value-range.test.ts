@@ -5,30 +5,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Alarm } from '@hearth/protocol';
-import { signV2 } from '@hearth/protocol/signing';
 import { ADMIN, errorCode, registerServer, testApp } from '../test-support.ts';
+import { SIGNED_HOST, signedMetricForm } from '../test-support-wire.ts';
 import { parsePutMetricData } from './metrics-query-form.ts';
 import { isHearthError } from './errors.ts';
 
-const HOST = '127.0.0.1:8003';
-const TOO_BIG = '1.79e308';
+const HOST = SIGNED_HOST;
 
-/** A PutMetricData form as boto's v2 query signer sends it, with one CPU sample of `value`. */
+/** A signed PutMetricData form with one CPU sample of `value`. */
 function signedForm(accessKeyId: string, secret: string, value: string): string {
-  const params: Record<string, string> = {
-    Action: 'PutMetricData',
-    Version: '2010-08-01',
-    AWSAccessKeyId: accessKeyId,
-    SignatureVersion: '2',
-    SignatureMethod: 'HmacSHA256',
-    Timestamp: new Date().toISOString(),
+  return signedMetricForm(accessKeyId, secret, {
     Namespace: 'system/linux',
     'MetricData.member.1.MetricName': 'CPUUtilization',
     'MetricData.member.1.Value': value,
-  };
-  params.Signature = signV2(secret, 'sha256', 'POST', HOST, '/v1/', params);
-  return new URLSearchParams(params).toString();
+  });
 }
+const TOO_BIG = '1.79e308';
 
 const putForm = (app: FastifyInstance, payload: string) =>
   app.inject({

@@ -3,21 +3,9 @@ import assert from 'node:assert/strict';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN, testApp } from '../../test-support.ts';
+import { rawExchange } from '../../test-support-wire.ts';
 
 /** Sends raw bytes to a listening app; resolves with all it answered before closing (at most 5 s). */
-function rawExchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    const timer = setTimeout(() => socket.destroy(), 5000);
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(answer);
-    });
-  });
-}
 
 /** Status, headers (lower-cased names) and body of a raw HTTP/1.1 answer. */
 function parseAnswer(answer: string): { status: number; headers: Record<string, string>; body: string } {

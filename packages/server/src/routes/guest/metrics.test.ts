@@ -4,23 +4,9 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { signV2 } from '@hearth/protocol/signing';
 import { ADMIN, errorCode, registerServer, testApp } from '../../test-support.ts';
+import { SIGNED_HOST, signedMetricForm } from '../../test-support-wire.ts';
 
-const HOST = '127.0.0.1:8003';
-
-/** A PutMetricData form as boto's v2 query signer sends it (every parameter in the body). */
-function signedForm(accessKeyId: string, secret: string, extra: Record<string, string>, timestamp = new Date().toISOString()): string {
-  const params: Record<string, string> = {
-    Action: 'PutMetricData',
-    Version: '2010-08-01',
-    AWSAccessKeyId: accessKeyId,
-    SignatureVersion: '2',
-    SignatureMethod: 'HmacSHA256',
-    Timestamp: timestamp,
-    ...extra,
-  };
-  params.Signature = signV2(secret, 'sha256', 'POST', HOST, '/v1/', params);
-  return new URLSearchParams(params).toString();
-}
+const HOST = SIGNED_HOST;
 
 const memory = (value: string) => ({
   Namespace: 'system/linux',
@@ -49,11 +35,11 @@ test('PutMetricData signed with a server credential (v2, form body) stores the s
   const { app, done } = await testApp();
   try {
     const vm = await credentialOf(app);
-    const reply = await postForm(app, signedForm(vm.key, vm.secret, memory('91.5')));
+    const reply = await postForm(app, signedMetricForm(vm.key, vm.secret, memory('91.5')));
     assert.equal(reply.statusCode, 200, reply.body);
     assert.match(reply.headers['content-type'] as string, /xml/);
     assert.match(reply.body, /^<PutMetricDataResponse xmlns="http:\/\/monitoring\.amazonaws\.com\/doc\/2010-08-01\/">/);
-    const json = await postForm(app, signedForm(vm.key, vm.secret, { ...memory('12'), ContentType: 'JSON' }));
+    const json = await postForm(app, signedMetricForm(vm.key, vm.secret, { ...memory('12'), ContentType: 'JSON' }));
     assert.equal(json.statusCode, 200, json.body);
     assert.ok(json.json().PutMetricDataResponse);
     const listed = await app.inject({ url: '/v1/default/metrics?metric_name=MemoryUtilization', headers: ADMIN });
@@ -110,7 +96,7 @@ test('PutMetricData also comes signed with SigV4 (boto 2 against a CloudWatch en
     assert.equal(tampered.statusCode, 403);
     const inQuery = await app.inject({
       method: 'POST',
-      url: `/v1/?${signedForm(vm.key, vm.secret, memory('66'))}`,
+      url: `/v1/?${signedMetricForm(vm.key, vm.secret, memory('66'))}`,
       headers: { host: HOST },
     });
     assert.equal(inQuery.statusCode, 200, inQuery.body);
@@ -131,7 +117,7 @@ test('PutMetricData is refused when tampered, unsigned, untimed, stale, from a n
   const { app, done } = await testApp();
   try {
     const vm = await credentialOf(app);
-    const tampered = signedForm(vm.key, vm.secret, memory('10')).replace('Value=10', 'Value=99');
+    const tampered = signedMetricForm(vm.key, vm.secret, memory('10')).replace('Value=10', 'Value=99');
     const bad = await postForm(app, tampered);
     assert.equal(bad.statusCode, 403);
     assert.match(bad.body, /<Code>AccessDenied<\/Code>/);
@@ -147,7 +133,7 @@ test('PutMetricData is refused when tampered, unsigned, untimed, stale, from a n
     assert.equal(noTime.statusCode, 403);
     assert.match(noTime.body, /must carry a Timestamp/);
 
-    const stale = await postForm(app, signedForm(vm.key, vm.secret, memory('1'), new Date(Date.now() - 3600_000).toISOString()));
+    const stale = await postForm(app, signedMetricForm(vm.key, vm.secret, memory('1'), new Date(Date.now() - 3600_000).toISOString()));
     assert.equal(stale.statusCode, 403);
     assert.match(stale.body, /sign it again/);
 
@@ -161,15 +147,15 @@ test('PutMetricData is refused when tampered, unsigned, untimed, stale, from a n
     const handle = new URL(wc.json().wait_condition.handle.signal_url as string);
     const wcKey = handle.searchParams.get('AWSAccessKeyId')!;
     const wcSecret = app.services.guestCredentials.secretOf(wcKey);
-    const foreign = await postForm(app, signedForm(wcKey, wcSecret, memory('1')));
+    const foreign = await postForm(app, signedMetricForm(wcKey, wcSecret, memory('1')));
     assert.equal(foreign.statusCode, 403);
     assert.match(foreign.body, /not a wait_condition/);
 
-    const noValue = await postForm(app, signedForm(vm.key, vm.secret, { 'MetricData.member.1.MetricName': 'X' }));
+    const noValue = await postForm(app, signedMetricForm(vm.key, vm.secret, { 'MetricData.member.1.MetricName': 'X' }));
     assert.equal(noValue.statusCode, 400);
     assert.match(noValue.body, /ERR_METRIC_INVALID/);
 
-    const other = await postForm(app, signedForm(vm.key, vm.secret, { Action: 'ListMetrics' }));
+    const other = await postForm(app, signedMetricForm(vm.key, vm.secret, { Action: 'ListMetrics' }));
     assert.equal(other.statusCode, 400);
     assert.match(other.body, /DescribeStackResource and PutMetricData/);
 
@@ -303,7 +289,7 @@ test('PutMetricData with an empty namespace or control characters is a CloudWatc
       [{ ...memory('0x10') }, /MetricData\.member\.1\.Value "0x10" is not a number/],
     ];
     for (const [params, reason] of cases) {
-      const reply = await postForm(app, signedForm(vm.key, vm.secret, params));
+      const reply = await postForm(app, signedMetricForm(vm.key, vm.secret, params));
       assert.equal(reply.statusCode, 400, reply.body);
       assert.match(reply.headers['content-type'] as string, /xml/);
       assert.match(reply.body, /^<ErrorResponse><Error><Type>Sender<\/Type><Code>InvalidParameterValue<\/Code><Message>/);
@@ -353,7 +339,7 @@ test('a metric or namespace PutMetricData stores ("Disk Free", "My App") can be 
   try {
     const vm = await credentialOf(app);
     const form = { Namespace: 'My App', 'MetricData.member.1.MetricName': 'Disk Free', 'MetricData.member.1.Value': '42' };
-    const stored = await postForm(app, signedForm(vm.key, vm.secret, form));
+    const stored = await postForm(app, signedMetricForm(vm.key, vm.secret, form));
     assert.equal(stored.statusCode, 200, stored.body);
     const listed = await app.inject({ url: `/v1/default/metrics?namespace=My%20App&metric_name=Disk%20Free`, headers: ADMIN });
     assert.equal(listed.statusCode, 200, listed.body);
