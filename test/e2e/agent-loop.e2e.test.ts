@@ -3,7 +3,7 @@
 // heat-config-notify (outbox + drainer), all from their bundles (test/helpers/agent-loop.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -143,7 +143,13 @@ test('the server stopped while the hook runs still receives the signal after it 
     }
     server.child.kill('SIGKILL');
     await server.exited;
-    await sleep(6000); // the hook finishes and notify fails to deliver: the signal waits in the outbox
+    // The hook finishes and notify fails to deliver: the signal waits in the outbox (however long a
+    // loaded machine takes to get there; the server must not be back before).
+    const outbox = join(loop.root, 'fs/var/lib/hearth/outbox');
+    const queued = () => existsSync(outbox) && readdirSync(outbox).some((name) => !name.startsWith('.') && name.endsWith('.json'));
+    for (const until = Date.now() + 60_000; !queued(); await sleep(100)) {
+      if (Date.now() > until) throw new Error(`the signal never reached the outbox; agent log:\n${loop.log().slice(-3000)}`);
+    }
     server = await spawnServer(dataDir, port);
     const done = await waitFor(d.id, 60_000, loop);
     assert.equal(done.status, 'COMPLETE', done.status_reason ?? '');

@@ -64,6 +64,8 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 const PERIOD_S = 3;
+/** How long the test waits for a change whose timing it does not check: many evaluations (a loaded machine is slow). */
+const SETTLE_MS = 10 * PERIOD_S * 1000;
 
 test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALARM within one period; its actions fire once per state change and drive a scaling policy', async () => {
   const storage = await testStore('hearth-e2e-alarms-');
@@ -149,8 +151,8 @@ test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALA
     await until('ALARM', PERIOD_S * 1000, async () => ((await state()) === 'ALARM' ? true : undefined));
     assert.ok(Date.now() - firstSample <= PERIOD_S * 1000, 'within one evaluation period');
     // The policy's alarm_url took the Aodh-shaped body: the group goes 1 -> 2 and the actuator hears of it.
-    await until('desired capacity 2', 5000, async () => ((await desired()) === 2 ? true : undefined));
-    await until('the actuator webhook', 5000, async () => (actuator.posts.length > 0 ? true : undefined));
+    await until('desired capacity 2', SETTLE_MS, async () => ((await desired()) === 2 ? true : undefined));
+    await until('the actuator webhook', SETTLE_MS, async () => (actuator.posts.length > 0 ? true : undefined));
     assert.equal(actuator.posts[0]!.path, '/resize');
 
     // Still above for several more evaluations: no further action.
@@ -169,13 +171,13 @@ test('cfn-push-stats-style PutMetricData above a threshold moves an alarm to ALA
 
     // Back below: OK, its action once.
     push(10);
-    await until('OK', PERIOD_S * 1000 + 3000, async () => ((await state()) === 'OK' ? true : undefined));
-    await until('the ok action', 3000, async () => (hook.posts.length === 2 ? true : undefined));
+    await until('OK', SETTLE_MS, async () => ((await state()) === 'OK' ? true : undefined));
+    await until('the ok action', SETTLE_MS, async () => (hook.posts.length === 2 ? true : undefined));
 
     // Silence: no datapoint in the period, INSUFFICIENT_DATA, its action once.
     clearInterval(pushing);
-    await until('INSUFFICIENT_DATA', PERIOD_S * 1000 + 3000, async () => ((await state()) === 'INSUFFICIENT_DATA' ? true : undefined));
-    await until('the insufficient-data action', 3000, async () => (hook.posts.length === 3 ? true : undefined));
+    await until('INSUFFICIENT_DATA', SETTLE_MS, async () => ((await state()) === 'INSUFFICIENT_DATA' ? true : undefined));
+    await until('the insufficient-data action', SETTLE_MS, async () => (hook.posts.length === 3 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.deepEqual(
       hook.posts.map((p) => `${p.path} ${String(p.body.previous)} -> ${String(p.body.current)}`),

@@ -282,7 +282,7 @@ test('the daemon (--drain --follow) delivers a signal queued while it runs, and 
     const queuedAt = Date.now();
     const entry = await queueSignal(deploymentInfo(derived), { result: 'via daemon' }, { outbox: new Outbox(work.outbox), log });
     assert.ok(entry);
-    await until('COMPLETE', async () => ((await deploymentOf(server, id)).status === 'COMPLETE' ? true : undefined), 10_000);
+    await until('COMPLETE', async () => ((await deploymentOf(server, id)).status === 'COMPLETE' ? true : undefined), 15_000);
     const delivered = Date.now() - queuedAt;
     // The rescan is every 30 s: well under that means the directory watch woke the daemon (slack for a loaded CI box).
     assert.ok(delivered < 15_000, `the daemon delivered ${delivered} ms after the entry was queued`);

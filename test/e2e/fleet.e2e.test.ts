@@ -97,13 +97,13 @@ function newAction(kind: Kind, action: string): Action {
   return { tag: `t${tags}`, kind, code: kind === 'fail' ? 3 + (tags % 5) : 0, action };
 }
 
-async function create(vm: Vm, kind: Kind): Promise<Deployment> {
+async function create(vm: Vm, kind: Kind, timeout = TIMEOUTS[kind]): Promise<Deployment> {
   const action = newAction(kind, 'CREATE');
   const { software_deployment: d } = await api<{ software_deployment: { id: string } }>('POST', '/v1/default/software_deployments', {
     config_id: configIds[kind],
     server_id: vm.id,
     input_values: { tag: action.tag, code: String(action.code), runs: vm.runs },
-    timeout: TIMEOUTS[kind],
+    timeout,
   });
   const deployment = { id: d.id, vm, actions: [action], deleted: false };
   deployments.push(deployment);
@@ -233,9 +233,10 @@ test('a fleet under churn: every deployment settles once, as its hook implies', 
     vm.loop.start();
   }
 
-  // A server deleted while its deployments are in flight: they fail at once, naming the delete.
+  // A server deleted while its deployments are in flight: they fail at once, naming the delete. Their
+  // hooks sleep 25 s, and their deadlines are far off: on a loaded machine 3 s could pass before the delete.
   const doomed = vms.at(-1)!;
-  const inFlight = [await create(doomed, 'timeout'), await create(doomed, 'timeout')];
+  const inFlight = [await create(doomed, 'timeout', 120), await create(doomed, 'timeout', 120)];
   await sleep(700);
   await api('DELETE', `/v1/default/servers/${doomed.id}`);
   doomed.deleted = true;

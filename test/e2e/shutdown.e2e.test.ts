@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
-import { freePort, postJson, removeServerData, spawnServer } from '../helpers/server.ts';
+import { freePort, postJson, removeServerData, spawnServer, whenHeld } from '../helpers/server.ts';
 
 async function json<T>(response: Promise<Response>): Promise<T> {
   return (await (await response).json()) as T;
@@ -112,12 +112,16 @@ test('SIGTERM answers long-polls and ends event streams instead of cutting them'
         return { error: String((error as Error).cause ?? error) };
       }
     };
-    const poll = outcome(fetch(`${server.url}/v1/guest/metadata?wait=60`, { headers: { ...agent, 'if-none-match': etag } }));
-    const waited = outcome(
-      fetch(`${server.url}/v1/default/software_deployments/${deployment.software_deployment.id}?wait=60`, { headers: admin }),
+    // One at a time, each held by the server (waiting on its feed) before the next.
+    const { request: poll } = await whenHeld(server.url, () =>
+      outcome(fetch(`${server.url}/v1/guest/metadata?wait=60`, { headers: { ...agent, 'if-none-match': etag } })),
     );
-    const stream = outcome(fetch(`${server.url}/v1/default/events/stream`, { headers: admin }));
-    await new Promise((resolve) => setTimeout(resolve, 500)); // all three are waiting now
+    const { request: waited } = await whenHeld(server.url, () =>
+      outcome(fetch(`${server.url}/v1/default/software_deployments/${deployment.software_deployment.id}?wait=60`, { headers: admin })),
+    );
+    const { request: stream } = await whenHeld(server.url, () =>
+      outcome(fetch(`${server.url}/v1/default/events/stream`, { headers: admin })),
+    );
 
     const stoppedAt = Date.now();
     server.child.kill('SIGTERM');

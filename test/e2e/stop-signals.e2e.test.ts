@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabaseUrl } from '../../packages/server/src/store/test-database.ts';
-import { TEST_SECRET_KEY, childEnv, freePort, removeServerData, spawnServer } from '../helpers/server.ts';
+import { TEST_SECRET_KEY, childEnv, freePort, removeServerData, spawnServer, whenHeld } from '../helpers/server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const TOKEN = 'test-admin-token';
@@ -33,12 +33,13 @@ async function heldPoll(url: string): Promise<{ reply: Promise<number | string> 
   const { credential } = (await created.json()) as { credential: { token: string } };
   const agent = { authorization: `Bearer ${credential.token}` };
   const etag = (await fetch(`${url}/v1/guest/metadata`, { headers: agent })).headers.get('etag')!;
-  const poll = fetch(`${url}/v1/guest/metadata?wait=60`, { headers: { ...agent, 'if-none-match': etag } }).then(
-    (reply) => reply.status,
-    (error: unknown) => `cut: ${String((error as Error).cause ?? error)}`,
+  const { request: reply } = await whenHeld(url, () =>
+    fetch(`${url}/v1/guest/metadata?wait=60`, { headers: { ...agent, 'if-none-match': etag } }).then(
+      (reply) => reply.status,
+      (error: unknown) => `cut: ${String((error as Error).cause ?? error)}`,
+    ),
   );
-  await sleep(300); // it waits now
-  return { reply: poll }; // wrapped: an async function would wait for a promise it returns
+  return { reply }; // wrapped: an async function would wait for a promise it returns
 }
 
 /** Whether anything still answers on the port. */

@@ -195,3 +195,27 @@ export async function operatorCall<T>(
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
+
+/** A server's `hearth_feed_listeners` gauge: the long-polls, streams and caches waiting on its feed. */
+export async function feedListeners(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const match = /^hearth_feed_listeners (\d+)$/m.exec(text);
+  if (!match) throw new Error(`no hearth_feed_listeners in ${url}/metrics`);
+  return Number(match[1]);
+}
+
+/**
+ * Starts a long-poll or event stream (`start`) and resolves once the server holds it: it waits on
+ * the feed. A sleep instead would be too short on a loaded machine, and what a stop must answer is a
+ * held request, not one still on its way. Wrapped: `start`'s promise settles only when the request ends.
+ */
+export async function whenHeld<T>(url: string, start: () => T, timeoutMs = 30_000): Promise<{ request: T }> {
+  const before = await feedListeners(url);
+  const request = start();
+  const deadline = Date.now() + timeoutMs;
+  while ((await feedListeners(url)) <= before) {
+    if (Date.now() > deadline) throw new Error(`no request held on ${url}'s feed within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { request };
+}

@@ -333,14 +333,17 @@ test('metadata: strong ETag, 304, HEAD, and a long-poll woken by a new deploymen
     assert.equal((await app.inject({ method: 'HEAD', url: '/v1/guest/metadata', headers: server.auth })).statusCode, 200);
 
     const started = Date.now();
+    const listening = app.services.feed.listenerCount();
     const poll = app.inject({ url: '/v1/guest/metadata?wait=30', headers: { ...server.auth, 'if-none-match': etag } });
-    await new Promise((r) => setTimeout(r, 200));
+    // The poll waits on the feed now (a deployment created before it waits would be answered at once).
+    for (let i = 0; i < 1000 && app.services.feed.listenerCount() <= listening; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(app.services.feed.listenerCount() > listening, 'the long-poll waits');
     const deploymentId = await createDeployment(app, configId, server.id);
     const woken = await poll;
     const elapsed = Date.now() - started;
     assert.equal(woken.statusCode, 200);
     assert.notEqual(woken.headers.etag, etag);
-    assert.ok(elapsed < 2000, `long-poll woke after ${elapsed} ms`);
+    assert.ok(elapsed < 15_000, `long-poll woke after ${elapsed} ms: by the deployment, not at the end of its 30 s wait`);
     assert.equal(woken.json().deployments.length, 1);
 
     const quiet = await app.inject({

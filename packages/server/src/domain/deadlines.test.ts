@@ -207,12 +207,16 @@ test(`${DUE} deployments due at once time out with their own reasons, one event 
     const during = probes.filter((p) => p.end >= sweepStarted && p.start <= sweepEnded);
     assert.ok(during.length > 0, 'requests were made while the sweep ran');
     // A sweep that held the event loop would hold a request for all of it; one that yields between its 10
-    // batches, for about one batch. On a loaded machine every batch is slower: the bound grows with the sweep.
-    const allowed = Math.max(ANSWER_WITHIN_MS, (sweepEnded - sweepStarted) / 3);
-    for (const p of probes) {
-      assert.ok(p.ms < allowed, `${p.path} took ${Math.round(p.ms)} ms during a sweep of ${Math.round(sweepEnded - sweepStarted)} ms`);
-      if (p.path === '/healthz') assert.equal(p.status, 200);
+    // batches, for about one batch. On a loaded machine every batch is slower: the bound grows with the
+    // sweep, and by the slowest answer outside it (what the machine alone cost a request meanwhile).
+    const sweepMs = sweepEnded - sweepStarted;
+    const noiseMs = Math.max(0, ...probes.filter((p) => !during.includes(p)).map((p) => p.ms));
+    const allowed = Math.max(ANSWER_WITHIN_MS, sweepMs / 3) + noiseMs;
+    for (const p of during) {
+      const what = `${p.path} took ${Math.round(p.ms)} ms during a sweep of ${Math.round(sweepMs)} ms (${Math.round(noiseMs)} ms at most outside it)`;
+      assert.ok(p.ms < allowed, what);
     }
+    for (const p of probes) if (p.path === '/healthz') assert.equal(p.status, 200);
     const signalled = probes.filter((p) => p.path === 'signal');
     assert.ok(signalled.length > 0);
     for (const p of signalled) assert.equal(p.status, 200, 'a signal during the sweep is accepted');
