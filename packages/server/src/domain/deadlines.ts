@@ -1,6 +1,7 @@
 import { heatTime } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
-import type { DeploymentRow } from '../store/schema.ts';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, DeploymentRow } from '../store/schema.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import { topics, type Feed } from '../feed/feed.ts';
 import { deploymentEvent } from './deployment-rows.ts';
@@ -92,9 +93,24 @@ export async function failDeployments({ trx, now, event, publish }: WriteContext
 export const RESTART_GRACE_MS = 6 * 60_000;
 
 /**
+ * While the restart grace lasts (the process started at `startedIso`), the deployments whose deadline
+ * may be enforced: it passed after the start, and the deployment was heard from since (a new action, a
+ * fetch or a heartbeat after the start). The rest wait for the grace to end.
+ */
+function notHeld(startedIso: string) {
+  return (eb: ExpressionBuilder<Database, 'software_deployments'>) =>
+    eb.and([
+      eb('deadline_at', '>=', startedIso),
+      eb.or([eb('derived_at', '>=', startedIso), eb('fetched_at', '>=', startedIso), eb('last_heartbeat_at', '>=', startedIso)]),
+    ]);
+}
+
+/**
  * Fails IN_PROGRESS deployments whose deadline passed. One timer, set for the earliest deadline
  * and re-armed whenever deadlines move; it also re-checks at least every `maxSleepMs`. Deadlines
- * that passed before this process started wait `restartGraceMs` after the start.
+ * that passed before this process started wait `restartGraceMs` after the start, and so do those
+ * that pass during the grace on a deployment not heard from since the start: its agent's heartbeat
+ * or result may have failed while hearth-server was down, and its retry is still to come.
  */
 export class DeadlineWatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -139,7 +155,7 @@ export class DeadlineWatcher {
       .selectFrom('software_deployments')
       .select((eb) => eb.fn.min('deadline_at').as('next'))
       .where('status', '=', 'IN_PROGRESS')
-      .$if(held !== undefined, (qb) => qb.where('deadline_at', '>=', held!))
+      .$if(held !== undefined, (qb) => qb.where(notHeld(held!)))
       .executeTakeFirst()
       .then(
         (row) => {
@@ -198,12 +214,18 @@ export class DeadlineWatcher {
       /** Whether the deadline passed before this process started (and so was held for the restart grace). */
       const downAtDeadline = (row: { deadline_at: string | null }) =>
         this.restartGraceMs > 0 && row.deadline_at !== null && row.deadline_at < startedAt;
+      /** Whether it was held for the grace because nothing was heard of it since the start (see notHeld). */
+      const silentSinceStart = (row: Pick<DeploymentRow, 'deadline_at' | 'derived_at' | 'fetched_at' | 'last_heartbeat_at'>) =>
+        this.restartGraceMs > 0 &&
+        row.deadline_at !== null &&
+        row.deadline_at < new Date(this.startedAt + this.restartGraceMs).toISOString() &&
+        [row.derived_at, row.fetched_at, row.last_heartbeat_at].every((at) => at === null || at < startedAt);
       const expired = await trx
         .selectFrom('software_deployments')
-        .select(['id', 'project_id', 'server_id', 'timeout_s', 'fetched_at', 'last_heartbeat_at', 'deadline_at'])
+        .select(['id', 'project_id', 'server_id', 'timeout_s', 'fetched_at', 'last_heartbeat_at', 'deadline_at', 'derived_at'])
         .where('status', '=', 'IN_PROGRESS')
         .where('deadline_at', '<=', now)
-        .$if(held !== undefined, (qb) => qb.where('deadline_at', '>=', held!))
+        .$if(held !== undefined, (qb) => qb.where(notHeld(held!)))
         .limit(EXPIRE_BATCH)
         .execute();
       if (expired.length === 0) return;
@@ -214,9 +236,12 @@ export class DeadlineWatcher {
         expired.map((row) => {
           const reason = timeoutReason(row, this.lastSeen(row.server_id, stored.get(row.server_id) ?? null));
           // Said, so that nobody looks for a fault on the VM first.
+          const waited = `it waited ${Math.round(this.restartGraceMs / 1000)} s after starting for a late result`;
           const outage = downAtDeadline(row)
-            ? ` (hearth-server was not running when the deadline passed; it waited ${Math.round(this.restartGraceMs / 1000)} s after starting for a late result)`
-            : '';
+            ? ` (hearth-server was not running when the deadline passed; ${waited})`
+            : silentSinceStart(row)
+              ? ` (hearth-server restarted while it ran; ${waited})`
+              : '';
           return [row.id, `${reason}${outage}`];
         }),
       );
