@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { HttpRequestError, MIN_BODY_BYTES_PER_SECOND, closeHttpConnections, httpRequest } from './http.ts';
 
 interface TestServer {
@@ -146,12 +147,50 @@ function trickle(res: ServerResponse, options: { chunks: number; chunkBytes: num
 }
 
 test('a body that keeps arriving is not cut off by timeoutMs, however long it takes in all', async (t) => {
-  // 192 KiB over about 1.2 s (160 KiB/s), four times timeoutMs: a big document on a slow link.
-  const server = await serve(t, (_req, res) => trickle(res, { chunks: 12, chunkBytes: 16 * 1024, everyMs: 100 }));
+  // 200 KiB over about 2.5 s (80 KiB/s), more than twice timeoutMs: a big document on a slow link. The server runs
+  // in this process: a 1 s timeout against 100 ms chunks leaves 0.9 s for this process not to run on a loaded CI box.
+  const server = await serve(t, (_req, res) => trickle(res, { chunks: 25, chunkBytes: 8 * 1024, everyMs: 100 }));
   const started = Date.now();
-  const response = await httpRequest({ url: server.url, timeoutMs: 300 });
-  assert.ok(Date.now() - started >= 1000, `took ${Date.now() - started} ms`);
-  assert.equal(response.body.length, 12 * 16 * 1024);
+  const response = await httpRequest({ url: server.url, timeoutMs: 1000 });
+  assert.ok(Date.now() - started >= 2000, `took ${Date.now() - started} ms`);
+  assert.equal(response.body.length, 25 * 8 * 1024);
+});
+
+test('data that came while this process did not run is read before a deadline that passed meanwhile is enforced', async (t) => {
+  // The server runs in a worker thread, so it keeps sending while this thread is blocked (as a descheduled process is).
+  const flags = new Int32Array(new SharedArrayBuffer(8)); // [0]: go on sending; [1]: all sent
+  const worker = new Worker(
+    `const { workerData: flags, parentPort } = require('node:worker_threads');
+    const server = require('node:http').createServer((req, res) => {
+      res.writeHead(200, { 'content-length': '2048' });
+      res.write(Buffer.alloc(1024, 'a'));
+      parentPort.postMessage('first half sent');
+      let polls = 0;
+      const timer = setInterval(() => {
+        if (Atomics.load(flags, 0) === 0 && ++polls < 2000) return;
+        clearInterval(timer);
+        res.end(Buffer.alloc(1024, 'b'), () => { Atomics.store(flags, 1, 1); Atomics.notify(flags, 1); });
+      }, 5);
+    });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+    { eval: true, workerData: flags },
+  );
+  t.after(() => worker.terminate());
+  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+  const block = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  worker.once('message', () =>
+    // From setImmediate, so that the event loop goes on with timers (the missed deadline) before it reads the socket.
+    setTimeout(() =>
+      setImmediate(() => {
+        const blockedAt = Date.now();
+        Atomics.store(flags, 0, 1);
+        Atomics.wait(flags, 1, 0, 10_000);
+        block(blockedAt + 600 - Date.now()); // well past the 300 ms deadline
+      }),
+    ),
+  );
+  const response = await httpRequest({ url: `http://127.0.0.1:${port}/`, timeoutMs: 300 });
+  assert.equal(response.text(), 'a'.repeat(1024) + 'b'.repeat(1024));
 });
 
 test('a body that stalls half-way times out timeoutMs after its last byte, saying so', async (t) => {

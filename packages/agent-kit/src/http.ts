@@ -137,11 +137,18 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
       };
     };
     // One timer at the nearest deadline; data only moves deadlines later, so it is not re-armed per chunk.
-    const watchDeadline = (): void => {
+    // A missed deadline is looked at again after pending I/O (setImmediate runs after the poll phase): timers run
+    // first, so after the process did not run for a while (a loaded VM, a long GC) the timer fires before the data
+    // that came meanwhile is read, and a body that kept arriving would be cut off as stalled.
+    const watchDeadline = (afterIo = false): void => {
       const deadline = nextDeadline();
       const leftMs = deadline.at - Date.now();
-      if (leftMs <= 0) fail(new AttemptFailure('ERR_HTTP_TIMEOUT', deadline.detail));
-      else cancelTimer = setLongTimeout(watchDeadline, leftMs);
+      if (leftMs > 0) cancelTimer = setLongTimeout(() => watchDeadline(), leftMs);
+      else if (afterIo) fail(new AttemptFailure('ERR_HTTP_TIMEOUT', deadline.detail));
+      else {
+        const immediate = setImmediate(() => watchDeadline(true));
+        cancelTimer = () => clearImmediate(immediate);
+      }
     };
     const request = transport.request(attempt.url, { method: attempt.method, headers: attempt.headers, agent: attempt.agent });
     watchDeadline();

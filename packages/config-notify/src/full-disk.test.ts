@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { createLogger } from '@hearth/agent-kit';
 import { Outbox, type OutboxEntry } from './outbox.ts';
@@ -49,27 +50,45 @@ interface FullDiskRun {
 }
 
 /**
- * Copies the staged outbox onto a 64 KiB tmpfs, fills the tmpfs, then runs the bin with `args` on it
- * (stopped with SIGTERM after `runSeconds`, when given). Async: the fake server answers meanwhile.
+ * Copies the staged outbox onto a 64 KiB tmpfs, fills the tmpfs, then runs the bin with `args` on it. With `stop`,
+ * the bin runs until `stop` calls the function it is given (SIGTERM to the bin), once the bin started.
+ * Async: the fake server answers meanwhile.
  */
-function drainOnFullDisk(staged: string, args: string[], runSeconds?: number): Promise<FullDiskRun> {
+function drainOnFullDisk(staged: string, args: string[], stop?: (stopBin: () => void) => void): Promise<FullDiskRun> {
   const mount = mkdtempSync(join(tmpdir(), 'hcn-full-'));
   const outbox = `${mount}/outbox`;
   const bin = [process.execPath, BIN, ...args, '--outbox-dir', outbox, '--timeout-ms', '2000'].map((a) => `'${a}'`).join(' ');
-  const limit = runSeconds === undefined ? '' : `timeout -s TERM ${runSeconds} `;
   const script = [
     `mount -t tmpfs -o size=64k tmpfs '${mount}'`,
     `cp -a '${staged}' '${outbox}'`,
     `dd if=/dev/zero of='${mount}/fill' bs=4k 2>/dev/null; df '${mount}' | grep -q ' 100% ' || exit 99`,
-    `${limit}${bin}; echo "rc=$?"`,
+    stop === undefined ? `${bin}; echo "rc=$?"` : `${bin} &\necho "pid=$!"; wait $!; echo "rc=$?"`,
     `ls -A '${outbox}'`,
   ].join('\n');
   const child = spawn('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  let binPid: number | undefined;
+  // The bin is not in a pid namespace: its pid is ours to signal.
+  const signalBin = (signal: NodeJS.Signals): void => {
+    try {
+      if (binPid !== undefined) process.kill(binPid, signal);
+    } catch {
+      // it already ended
+    }
+  };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    const started = binPid === undefined && /^pid=(\d+)$/m.exec(stdout);
+    if (!started) return;
+    binPid = Number(started[1]);
+    stop?.(() => signalBin('SIGTERM'));
+  });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const killer = setTimeout(() => {
+    signalBin('SIGKILL');
+    child.kill('SIGKILL');
+  }, 60_000);
   return new Promise((resolve) => {
     child.once('close', (code) => {
       clearTimeout(killer);
@@ -128,10 +147,23 @@ test(
     const staged = join(mkdtempSync(join(tmpdir(), 'hcn-stage-')), 'outbox');
     try {
       await stage(new Outbox(staged), 'c0ffee00-0000-4000-8000-00000000000c', `${fake.url}/v1/guest/deployments/down/signal?token=t`);
-      const run = await drainOnFullDisk(staged, ['--drain', '--follow', '--retry-base-ms', '2000', '--retry-cap-ms', '2000'], 3);
+      // Stopped 2.5 s after its first attempt, not a fixed time after its start: a slow start (seconds on a loaded
+      // machine) must not leave it no time to make an attempt at all.
+      const run = await drainOnFullDisk(
+        staged,
+        ['--drain', '--follow', '--retry-base-ms', '2000', '--retry-cap-ms', '2000'],
+        (stopBin) =>
+          void (async () => {
+            for (let i = 0; i < 400 && fake.requests.length === 0; i += 1) await sleep(100);
+            await sleep(2500);
+            stopBin();
+          })(),
+      );
       assert.equal(run.code, 0, run.stderr);
-      // Waits of up to 2 s (full jitter) in about 2.5 s of running: a handful of attempts, not thousands.
-      assert.ok(fake.requests.length >= 1 && fake.requests.length <= 30, `${fake.requests.length} attempts in 3 s`);
+      assert.ok(fake.requests.length >= 1, `no attempt: ${run.stderr}`);
+      // Waits of up to 2 s (full jitter) in 2.5 s from the first attempt: a handful of attempts, not thousands.
+      const inWindow = fake.requests.filter((request) => request.at <= fake.requests[0]!.at + 2500).length;
+      assert.ok(inWindow <= 30, `${inWindow} attempts in 2.5 s`);
       assert.equal(run.left.filter((name) => name.endsWith('.json')).length, 1, 'still queued');
     } finally {
       await fake.close();

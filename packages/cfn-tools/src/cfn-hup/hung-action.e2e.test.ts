@@ -28,7 +28,9 @@ async function setup(t: { after: (fn: () => void) => void }, server: TestServer,
     `[main]\nstack = web\ncredential-file = ${credentialFile}\nurl = ${server.url}/v1/\n${mainExtra}`,
   );
   writeFileSync(join(root, 'etc/cfn/hooks.conf'), hooks.replaceAll('@ROOT@', root).replaceAll('@RES@', vm.server.resource_name));
-  return { root, change: () => api.deployScript(vm.server.id, `#!/bin/sh\necho ${Math.random()}`) };
+  // The first pass is over once it cached the resource's metadata: a change after that is an update.
+  const cached = () => existsSync(join(root, 'var/cache/heat-cfntools', `last_metadata_${vm.server.resource_name}`));
+  return { root, cached, change: () => api.deployScript(vm.server.id, `#!/bin/sh\necho ${Math.random()}`) };
 }
 
 /** cfn-hup as a daemon with HEARTH_ROOT at `root`; killed at the end of the test whatever happens. */
@@ -74,7 +76,7 @@ test('a hung hook action is stopped after [main] action-timeout: the next hook a
   const server = await startServer();
   t.after(() => server.close());
   const hang = '100001';
-  const { root, change } = await setup(
+  const { root, cached, change } = await setup(
     t,
     server,
     'action-timeout = 2\n',
@@ -82,12 +84,7 @@ test('a hung hook action is stopped after [main] action-timeout: the next hook a
       `[b-next]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo next >> @ROOT@/fired.log\n`,
   );
   const daemon = startDaemon(t, root);
-  await waitFor(
-    'first pass',
-    () => daemon.stderr().includes('cfn-hup started') && existsSync(join(root, 'var/cache/heat-cfntools')),
-    20_000,
-  );
-  await sleep(1500);
+  await waitFor('first pass', () => daemon.stderr().includes('cfn-hup started') && cached(), 20_000);
 
   await change();
   await waitFor('both hooks after the first change', () => lines(root).length >= 2, 15_000);
@@ -107,15 +104,14 @@ test('SIGTERM stops the daemon and its running action at once, even with action-
   const server = await startServer();
   t.after(() => server.close());
   const hang = '100002';
-  const { root, change } = await setup(
+  const { root, cached, change } = await setup(
     t,
     server,
     'action-timeout = 0\n',
     `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; sleep ${hang}\n`,
   );
   const daemon = startDaemon(t, root);
-  await waitFor('first pass', () => existsSync(join(root, 'var/cache/heat-cfntools')), 20_000);
-  await sleep(1500);
+  await waitFor('first pass', cached, 20_000);
   await change();
   await waitFor('the hung action', () => lines(root).length >= 1 && sleeperAlive(hang), 15_000);
 
@@ -162,22 +158,22 @@ test('the daemon on SIGTERM does not exit before a process of the action that ig
   const server = await startServer();
   t.after(() => server.close());
   const hang = '100004';
-  const { root, change } = await setup(
+  const { root, cached, change } = await setup(
     t,
     server,
     'action-timeout = 0\n',
     `[a-hang]\ntriggers = post.update\npath = Resources.@RES@.Metadata\naction = echo hang >> @ROOT@/fired.log; (trap '' TERM; sleep ${hang})\n`,
   );
   const daemon = startDaemon(t, root);
-  await waitFor('first pass', () => existsSync(join(root, 'var/cache/heat-cfntools')), 20_000);
-  await sleep(1500);
+  await waitFor('first pass', cached, 20_000);
   await change();
   await waitFor('the hung action', () => lines(root).length >= 1 && sleeperAlive(hang), 15_000);
 
   daemon.child.kill('SIGTERM');
   const code = await Promise.race([daemon.exited, sleep(15_000).then(() => 'still running')]);
   assert.equal(code, 0, daemon.stderr());
-  // the SIGKILL was sent before cfn-hup exited (without the fix, never); the kernel may take a moment to end it
-  await waitFor('the sleep that ignores SIGTERM to be killed', () => !sleeperAlive(hang), 1000);
+  // the SIGKILL was sent before cfn-hup exited (without the fix, never: nothing else kills it); the kernel may take a
+  // moment to end it, longer on a loaded machine
+  await waitFor('the sleep that ignores SIGTERM to be killed', () => !sleeperAlive(hang), 10_000);
   assert.match(daemon.stderr(), /hook action stopped: cfn-hup is stopping hook=a-hang/);
 });

@@ -443,11 +443,12 @@ function trickleReply(response: ServerResponse, body: string, options: { parts: 
 }
 
 test('hearth: a big document that takes longer than [hearth] timeout to arrive, but keeps arriving, is collected', async () => {
-  // ~256 KB over about 1.2 s with a 0.3 s timeout: a 60 MB document over a 50 Mbit/s link, scaled down.
+  // ~256 KB over about 2 s with a 1 s timeout: a 60 MB document over a 50 Mbit/s link, scaled down. (The server runs
+  // in this process: 1 s against 100 ms parts leaves 0.9 s for the process not to run on a loaded CI box.)
   const document = { deployments: [], filler: 'x'.repeat(256 * 1024) };
-  const server = await fakeServer((_request, response) => trickleReply(response, JSON.stringify(document), { parts: 12, everyMs: 100 }));
+  const server = await fakeServer((_request, response) => trickleReply(response, JSON.stringify(document), { parts: 20, everyMs: 100 }));
   try {
-    const options = watchOptions(`${server.url}/v1/guest/metadata`, ['--hearth-timeout', '0.3']);
+    const options = watchOptions(`${server.url}/v1/guest/metadata`, ['--hearth-timeout', '1']);
     const outcome = await createHearthCollector().collect(contextFor(options));
     assert.equal(outcome.kind, 'data', JSON.stringify(outcome).slice(0, 300));
     assert.deepEqual(outcome.kind === 'data' ? outcome.outputs : undefined, [['hearth', document]]);

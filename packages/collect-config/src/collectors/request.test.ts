@@ -157,13 +157,14 @@ test('request: a big document (a Swift TempURL) that keeps arriving past [reques
   const server = await fakeServer((request, response) => {
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(document.length) });
     if (request.method === 'HEAD') return void response.end();
-    // Eight pieces 100 ms apart (about 0.8 s, past the 0.3 s timeout); for /stalls the last one never comes.
+    // Twenty pieces 100 ms apart (about 2 s, past the 1 s timeout); for /stalls the last one never comes. (The server
+    // runs in this process: 1 s against 100 ms pieces leaves 0.9 s for the process not to run on a loaded CI box.)
     let part = 0;
-    const size = Math.ceil(document.length / 8);
+    const size = Math.ceil(document.length / 20);
     const timer = setInterval(() => {
-      if (request.url === '/stalls' && part === 7) return void clearInterval(timer);
+      if (request.url === '/stalls' && part === 19) return void clearInterval(timer);
       response.write(document.slice(part * size, (part + 1) * size));
-      if (++part === 8) {
+      if (++part === 20) {
         clearInterval(timer);
         response.end();
       }
@@ -173,13 +174,13 @@ test('request: a big document (a Swift TempURL) that keeps arriving past [reques
   try {
     const collect = (path: string) =>
       createRequestCollector().collect(
-        contextFor(optionsFor(['--request-metadata-url', `${server.url}${path}`, '--request-timeout', '0.3'])),
+        contextFor(optionsFor(['--request-metadata-url', `${server.url}${path}`, '--request-timeout', '1'])),
       );
     const outcome = await collect('/meta');
     assert.equal(outcome.kind, 'data', JSON.stringify(outcome).slice(0, 300));
     const stalled = await collect('/stalls');
     assert.equal(stalled.kind, 'unavailable');
-    assert.match((stalled as { reason: string }).reason, /the body stalled: no data for 300 ms/);
+    assert.match((stalled as { reason: string }).reason, /the body stalled: no data for 1000 ms/);
   } finally {
     await server.close();
   }
