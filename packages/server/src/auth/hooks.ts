@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../domain/errors.ts';
 import type { AgentIdentity, ServerService } from '../domain/servers.ts';
-import { secretsEqual, type SecretDeriver } from './secrets.ts';
+import { secretsEqual, signalTokenSubject, type SecretDeriver } from './secrets.ts';
 import type { Principal } from './principal.ts';
 
 /** The agent token from `Authorization: Bearer <ak>:<secret>` or `X-Auth-Token: <ak>:<secret>`. */
@@ -85,12 +85,17 @@ export class Authenticator {
 
   /**
    * A capability for one deployment's signal URL (`?token=`, and `&action=` naming the derived config
-   * of the action it was issued for), or null when none was given.
+   * of the action it was issued for, `&key=` the access key it is bound to), or null when none was
+   * given. Its key (none, or the one given) is checked against the deployment's where the signal is
+   * written: its server's delete changes it (see domain/server-deployments.ts).
    */
-  capability(deploymentId: string, token: string | undefined, action?: string): Principal | null {
+  capability(deploymentId: string, token: string | undefined, action?: string, key?: string): Principal | null {
     if (token === undefined) return null;
-    const subject = action === undefined ? deploymentId : `${deploymentId}/${action}`;
+    if (key !== undefined && action === undefined) throw new HearthError('ERR_AUTH_INVALID');
+    const subject = action === undefined ? deploymentId : signalTokenSubject(deploymentId, action, key ?? null);
     if (!secretsEqual(token, this.secrets.deploymentSignalToken(subject))) throw new HearthError('ERR_AUTH_INVALID');
-    return action === undefined ? { kind: 'capability', deploymentId } : { kind: 'capability', deploymentId, action };
+    return action === undefined
+      ? { kind: 'capability', deploymentId, key: null }
+      : { kind: 'capability', deploymentId, action, key: key ?? null };
   }
 }

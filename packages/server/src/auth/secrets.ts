@@ -38,6 +38,14 @@ export class SecretDeriver {
 }
 
 /**
+ * What a HEARTH_SIGNAL URL's token signs: the deployment, its action and, once its server's delete has
+ * detached it and it is attached again, its new access key (a URL without one is bound to no key).
+ */
+export function signalTokenSubject(deploymentId: string, action: string, key: string | null): string {
+  return key === null ? `${deploymentId}/${action}` : `${deploymentId}/${action}/${key}`;
+}
+
+/**
  * A new access key id: 32 lowercase hex characters, the shape Heat's EC2 keys have. Its derived
  * secret never starts with `-`: images pass it on command lines (`cfn-get-metadata --secret-key
  * KEY`, `cfn-signal`), where argparse and getopt would read it as an option (one key in 64).

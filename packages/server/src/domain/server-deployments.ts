@@ -37,13 +37,15 @@ export async function orphanDeployments(ctx: WriteContext, server: ServerRow): P
   // By key (the table's primary key), not by target: no scan of every credential of every project.
   const keys = deployments.select('d.access_key_id').where('d.access_key_id', 'is not', null);
   await trx.deleteFrom('resource_credentials').where('access_key_id', 'in', keys).where('kind', '=', 'deployment').execute();
-  // Those with no key of their own (HEARTH_SIGNAL, NO_SIGNAL) were its agent's to read: they keep its key, revoked now.
+  // Those with no key of their own to signal with (HEARTH_SIGNAL, NO_SIGNAL) were its agent's to read: they
+  // keep its key, revoked now. A HEARTH_SIGNAL URL is bound to the key the deployment had (none, or the
+  // one a return gave it, revoked above): this change of key is what refuses it.
   await trx
     .updateTable('software_deployments')
     .set({ access_key_id: server.access_key_id })
     .where('project_id', '=', server.project_id)
     .where('server_id', '=', server.id)
-    .where('access_key_id', 'is', null)
+    .where((eb) => eb.or([eb('access_key_id', 'is', null), eb('signal_transport', 'not in', [...CREDENTIAL_TRANSPORTS])]))
     .execute();
   const waiting = await deployments.select(['d.id', 'd.project_id', 'd.server_id']).where('d.status', '=', 'IN_PROGRESS').execute();
   const reason = `Its server ${server.id} (${server.name}) was deleted before it signalled a result`;
@@ -62,8 +64,9 @@ export async function orphanDeployments(ctx: WriteContext, server: ServerRow): P
 /**
  * Attaches `next` (given a new action, or set IN_PROGRESS) again when its server's delete detached it:
  * it is in the document of whichever server holds its id now or registers under it. A transport that
- * signals with a key of its own gets a new one (the old was handed to a VM that is gone); the others
- * drop theirs. True if it did.
+ * signals with a key of its own gets a new one (the old was handed to a VM that is gone), and so does
+ * HEARTH_SIGNAL, whose URL is bound to its key: set IN_PROGRESS again, without a new action, it must
+ * not take the deleted VM's URL (bound to no key) again. NO_SIGNAL drops its key. True if it did.
  */
 export async function reattachDetached(
   trx: Transaction<Database>,
@@ -78,7 +81,7 @@ export async function reattachDetached(
     .where('access_key_id', '=', next.access_key_id)
     .executeTakeFirst();
   if (live) return false;
-  if (!CREDENTIAL_TRANSPORTS.has(next.signal_transport)) {
+  if (!CREDENTIAL_TRANSPORTS.has(next.signal_transport) && next.signal_transport !== 'HEARTH_SIGNAL') {
     next.access_key_id = null;
     return true;
   }

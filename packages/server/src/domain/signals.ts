@@ -15,7 +15,7 @@ import { storableText } from './text.ts';
 /** Throws unless the principal may signal or heartbeat this deployment. */
 export function assertMaySignal(
   principal: Principal,
-  deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id' | 'derived_config_id'> | undefined,
+  deployment: Pick<DeploymentRow, 'id' | 'server_id' | 'project_id' | 'derived_config_id' | 'access_key_id'> | undefined,
   id: string,
 ): asserts deployment {
   if (!deployment) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
@@ -24,6 +24,12 @@ export function assertMaySignal(
     (principal.kind === 'capability' && principal.deploymentId === deployment.id);
   // Another server's deployment looks exactly like a missing one: its id is not confirmed.
   if (!allowed) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id });
+  // A `?token=` URL is bound to the key the deployment had when it was issued: its server's delete gives
+  // it the server's own, revoked, so the deleted VM's URL is refused as a revoked credential, even in a
+  // signal that raced the delete, and still once the deployment is attached again (with a new key).
+  if (principal.kind === 'capability' && principal.key !== undefined && principal.key !== deployment.access_key_id) {
+    throw new HearthError('ERR_AUTH_INVALID');
+  }
   // A URL issued for an earlier action (a signal still queued in an agent's outbox) must not settle the current one.
   if (principal.kind === 'capability' && principal.action !== undefined && principal.action !== deployment.derived_config_id) {
     throw new HearthError('ERR_SIGNAL_STALE', { id, action: principal.action });
@@ -48,13 +54,13 @@ interface SignalArgs {
 /** What a signal reads of its deployment (not the whole row: every column read is a value built in JS). */
 type SignalledDeployment = Pick<
   DeploymentRow,
-  'id' | 'project_id' | 'server_id' | 'config_id' | 'derived_config_id' | 'action' | 'status' | 'output_values'
+  'id' | 'project_id' | 'server_id' | 'config_id' | 'derived_config_id' | 'access_key_id' | 'action' | 'status' | 'output_values'
 >;
 
 const selectDeployment = precompile<{ id: string }, SignalledDeployment>((db, p) =>
   db
     .selectFrom('software_deployments')
-    .select(['id', 'project_id', 'server_id', 'config_id', 'derived_config_id', 'action', 'status', 'output_values'])
+    .select(['id', 'project_id', 'server_id', 'config_id', 'derived_config_id', 'access_key_id', 'action', 'status', 'output_values'])
     .where('id', '=', p.id),
 );
 const selectEarlier = precompile<{ id: string; key: string }, { result_status: string; result_reason: string | null }>((db, p) =>

@@ -1,5 +1,5 @@
 import { resourceArn, stackArn } from '@hearth/protocol';
-import type { SecretDeriver } from '../auth/secrets.ts';
+import { signalTokenSubject, type SecretDeriver } from '../auth/secrets.ts';
 import { presignV2Url, signTempUrl } from '@hearth/protocol/signing';
 import type { DeploymentRow, ServerRow } from '../store/schema.ts';
 import { placementOf } from './stacks.ts';
@@ -138,14 +138,17 @@ export function collectorConfText(config: Record<string, unknown>): string {
 export function deploymentSignalInputs(ctx: TransportContext, row: DeploymentRow): Array<[string, string]> {
   const ak = row.access_key_id;
   switch (row.signal_transport) {
-    case 'HEARTH_SIGNAL':
+    case 'HEARTH_SIGNAL': {
+      // Bound to its key: none, until its server's delete detaches it and a return attaches it with one.
+      const token = ctx.secrets.deploymentSignalToken(signalTokenSubject(row.id, row.derived_config_id, ak));
       return [
         [
           'deploy_signal_id',
-          `${ctx.publicUrl}/v1/guest/deployments/${row.id}/signal?action=${row.derived_config_id}&token=${ctx.secrets.deploymentSignalToken(`${row.id}/${row.derived_config_id}`)}`,
+          `${ctx.publicUrl}/v1/guest/deployments/${row.id}/signal?action=${row.derived_config_id}${ak === null ? '' : `&key=${ak}`}&token=${token}`,
         ],
         ['deploy_signal_verb', 'POST'],
       ];
+    }
     case 'CFN_SIGNAL':
       return ak === null
         ? []

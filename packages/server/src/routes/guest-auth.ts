@@ -41,6 +41,14 @@ export function assertNotExpired(holder: Holder): void {
   }
 }
 
+/** What an EC2-signed request with an unknown or revoked access key gets. */
+export function revokedAccessKey(): HearthError {
+  return new HearthError('ERR_SIGNED_URL_INVALID', {
+    reason: 'the access key is unknown or was revoked (its resource was deleted)',
+    aws_code: 'InvalidClientTokenId',
+  });
+}
+
 /** How an EC2-signed request is checked beyond its signature. */
 export interface Ec2CheckOptions {
   /**
@@ -88,12 +96,7 @@ export async function ec2Holder(
     throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'a request signed with version 2 as it is sent must carry a Timestamp' });
   }
   const holder = await services.guestCredentials.lookup(claimed.accessKeyId);
-  if (!holder) {
-    throw new HearthError('ERR_SIGNED_URL_INVALID', {
-      reason: 'the access key is unknown or was revoked (its resource was deleted)',
-      aws_code: 'InvalidClientTokenId',
-    });
-  }
+  if (!holder) throw revokedAccessKey();
   // Pre-signed v2 URLs live as long as their resource (Heat's alarm URLs); a client signing each
   // request (SigV4, boto) gets Keystone's 15-minute replay window.
   const ttlSeconds = claimed.version === 4 || options.signedWhenSent ? DEFAULT_EC2_TTL_SECONDS : null;

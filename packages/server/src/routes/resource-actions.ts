@@ -59,9 +59,24 @@ export async function assertCurrentAction(services: Services, holder: Holder, si
 }
 
 /**
+ * Rethrows a signal's failure, as `revoked()` when it is a deployment's 409 (not IN_PROGRESS) and the
+ * credential it came with is revoked now. The credential was checked before the signal's write: a
+ * server's delete that committed in between failed the deployment and revoked the credential, and
+ * the signal must get the answer it gets after the delete, not a 409 that tells the agent the
+ * deployment moved on. Only a refusal pays for the look-up; revocation is for good, so a key gone
+ * now was gone before this answer.
+ */
+export async function revokedInstead(error: unknown, live: () => Promise<boolean>, revoked: () => Error): Promise<never> {
+  if (error instanceof HearthError && error.code === 'ERR_DEPLOYMENT_NOT_IN_PROGRESS' && !(await live())) throw revoked();
+  throw error;
+}
+
+/**
  * Applies a signal to the resource a credential holds. `cfn-wait` is the body of a CFN handle
  * (`PUT /waitcondition`); `heat` is everything else (`POST /signal`, the native resource signal,
  * Swift PUTs): a Heat handle body for wait conditions, the hook's output for deployments.
+ * `revoked` is the error the route answers a revoked credential with (none for the operator's
+ * holder, whose signal no delete revokes): see revokedInstead.
  */
 export async function resourceSignal(
   services: Services,
@@ -69,6 +84,7 @@ export async function resourceSignal(
   body: unknown,
   flavour: 'cfn-wait' | 'heat',
   action?: string,
+  revoked?: () => Error,
 ): Promise<unknown> {
   switch (holder.kind) {
     case 'wait_condition':
@@ -83,11 +99,13 @@ export async function resourceSignal(
       const reason = checkDeploymentSignal(signal);
       if (reason !== null) throw new HearthError('ERR_SIGNAL_INVALID', { reason });
       // With `action` (a URL issued for one action), a later action answers ERR_SIGNAL_STALE, checked in the signal's transaction.
-      return services.signals.signal(
-        { kind: 'capability', deploymentId: holder.deploymentId, ...(action !== undefined && { action }) },
-        holder.deploymentId,
-        signal as DeploymentSignal,
-      );
+      const principal = { kind: 'capability' as const, deploymentId: holder.deploymentId, ...(action !== undefined && { action }) };
+      try {
+        return await services.signals.signal(principal, holder.deploymentId, signal as DeploymentSignal);
+      } catch (error) {
+        if (!revoked) throw error;
+        return revokedInstead(error, async () => (await services.guestCredentials.lookup(holder.accessKeyId)) !== null, revoked);
+      }
     }
     case 'scaling_policy':
       if (flavour === 'cfn-wait')

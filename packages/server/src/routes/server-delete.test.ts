@@ -144,6 +144,7 @@ async function assertAllRefused(app: FastifyInstance, server: Vm, heatToken: str
   const cfn = server.inputs.get(server.deployments.CFN_SIGNAL)!;
   const heat = server.inputs.get(server.deployments.HEAT_SIGNAL)!;
   const swift = server.inputs.get(server.deployments.TEMP_URL_SIGNAL)!;
+  const hearth = server.inputs.get(server.deployments.HEARTH_SIGNAL)!;
   const done = server.inputs.get(server.complete)!;
   const attempts: Array<[string, () => Promise<Reply>, number, string]> = [
     ['CFN_SIGNAL URL', () => send(app, 'POST', cfn.deploy_signal_id!, body), 403, 'ERR_SIGNED_URL_INVALID'],
@@ -162,6 +163,14 @@ async function assertAllRefused(app: FastifyInstance, server: Vm, heatToken: str
       'ERR_AUTH_INVALID',
     ],
     ['TEMP_URL_SIGNAL object', () => send(app, 'PUT', swift.deploy_signal_id!, body), 403, 'ERR_SIGNED_URL_INVALID'],
+    // Derived from the deployment and its action, it was once a 409 (and a 200 for a repeat): its server's delete revokes it too.
+    ['HEARTH_SIGNAL URL', () => send(app, 'POST', hearth.deploy_signal_id!, body), 401, 'ERR_AUTH_INVALID'],
+    [
+      'HEARTH_SIGNAL URL, heartbeat',
+      () => send(app, 'POST', hearth.deploy_signal_id!.replace('/signal?', '/heartbeat?'), {}),
+      401,
+      'ERR_AUTH_INVALID',
+    ],
   ];
   for (const [name, attempt, status, code] of attempts) {
     const reply = await attempt();
@@ -305,11 +314,60 @@ test("a server registered again under a deleted server's id is a fresh VM: none 
     assert.equal((await keystone(app, old.inputs.get(heatId)!)).status, 401, "the deleted VM's keystone user stays revoked");
     const hearthId = old.deployments.HEARTH_SIGNAL;
     const hearth = (await derivedInputs(app, id)).get(hearthId)!;
+    // The same action, set IN_PROGRESS again: the deleted VM's URL for it must not come back to life.
+    assert.notEqual(hearth.deploy_signal_id, old.inputs.get(hearthId)!.deploy_signal_id);
+    const stale = await send(app, 'POST', old.inputs.get(hearthId)!.deploy_signal_id!, { deploy_status_code: 0, result: 'old vm' });
+    assert.equal(stale.status, 401, stale.body);
+    assert.match(stale.body, /ERR_AUTH_INVALID/);
+    assert.equal((await deployment(app, hearthId)).status, 'IN_PROGRESS', "the deleted VM's URL changed nothing");
     await ok(send(app, 'POST', hearth.deploy_signal_id!, { deploy_status_code: 0 }), 200);
     assert.equal((await deployment(app, hearthId)).status, 'COMPLETE');
     // Neither run again nor set IN_PROGRESS: still in no document.
     const document = await documentOf(app, agent);
     for (const stale of [early, old.deployments.TEMP_URL_SIGNAL]) assert.ok(!document.includes(stale), stale);
+    // Deleted again: the URL the new VM was handed (bound to the key it was attached with) is revoked in turn.
+    await ok(send(app, 'DELETE', `/v1/default/servers/${id}`, undefined, ADMIN), 204);
+    const revoked = await send(app, 'POST', hearth.deploy_signal_id!, { deploy_status_code: 0 });
+    assert.equal(revoked.status, 401, revoked.body);
+    await register(app, id);
+    await ok(send(app, 'PUT', `/v1/default/software_deployments/${hearthId}`, { status: 'IN_PROGRESS' }, ADMIN), 200);
+    for (const url of [old.inputs.get(hearthId)!.deploy_signal_id!, hearth.deploy_signal_id!]) {
+      const refused = await send(app, 'POST', url, { deploy_status_code: 0 });
+      assert.equal(refused.status, 401, refused.body);
+    }
+    const third = (await derivedInputs(app, id)).get(hearthId)!;
+    await ok(send(app, 'POST', third.deploy_signal_id!, { deploy_status_code: 0, result: 'third vm' }), 200);
+  } finally {
+    await done();
+  }
+});
+
+test('a HEARTH_SIGNAL URL names the key it is bound to: any other key, or one where none was bound, is a 401 that changes nothing', async () => {
+  const { app, done } = await testApp({ background: false });
+  try {
+    await listen(app);
+    const config = await createConfig(app);
+    const server = await vm(app, config);
+    const id = server.deployments.HEARTH_SIGNAL;
+    const url = new URL(server.inputs.get(id)!.deploy_signal_id!);
+    assert.equal(url.searchParams.get('key'), null, 'a deployment never detached is bound to no key');
+    const token = url.searchParams.get('token')!;
+    const action = url.searchParams.get('action')!;
+    const base = `/v1/guest/deployments/${id}/signal`;
+    const key = 'a'.repeat(32);
+    for (const query of [
+      `action=${action}&key=${key}&token=${token}`,
+      `key=${key}&token=${token}`,
+      `action=${action}&key=${key}&key=${key}&token=${token}`,
+      `action=${action}&key=not-a-key&token=${token}`,
+      `action=${action}&key=&token=${token}`,
+    ]) {
+      const refused = await send(app, 'POST', `${base}?${query}`, { deploy_status_code: 0 });
+      assert.equal(refused.status, 401, `${query}: ${refused.body}`);
+      assert.match(refused.body, /ERR_AUTH_INVALID/, query);
+    }
+    assert.equal((await deployment(app, id)).status, 'IN_PROGRESS');
+    await ok(send(app, 'POST', `${base}?action=${action}&token=${token}`, { deploy_status_code: 0 }), 200);
   } finally {
     await done();
   }
@@ -331,45 +389,127 @@ function before(app: FastifyInstance, kind: 'write' | 'writePrepared', interlope
   };
 }
 
-test('a signal racing the delete either commits first and stays, or is refused: never a 2xx that did not take effect', async () => {
+/**
+ * How a deleted VM signals one of its deployments on each surface, and what a revoked credential gets
+ * there: the CFN URL and the Swift object a 403, a keystone token a 401, a HEARTH_SIGNAL URL and the
+ * agent's own credential (signal or heartbeat) the guest API's 401. `prepare` gets what the VM holds
+ * (a keystone token) before the race begins.
+ */
+interface Signaller {
+  name: string;
+  transport: Transport;
+  prepare(app: FastifyInstance, server: Vm): Promise<(body: Record<string, unknown>) => Promise<Reply>>;
+  /** The store call its write goes through. */
+  write: 'write' | 'writePrepared';
+  refused: [number, string];
+  /** The deployment settles (a heartbeat leaves it IN_PROGRESS). */
+  settles: boolean;
+}
+
+const SIGNALLERS: Signaller[] = [
+  {
+    name: 'CFN_SIGNAL URL',
+    transport: 'CFN_SIGNAL',
+    prepare: async (app, server) => (body) => send(app, 'POST', server.inputs.get(server.deployments.CFN_SIGNAL)!.deploy_signal_id!, body),
+    write: 'writePrepared',
+    refused: [403, 'ERR_SIGNED_URL_INVALID'],
+    settles: true,
+  },
+  {
+    name: 'TEMP_URL_SIGNAL object',
+    transport: 'TEMP_URL_SIGNAL',
+    prepare: async (app, server) => (body) =>
+      send(app, 'PUT', server.inputs.get(server.deployments.TEMP_URL_SIGNAL)!.deploy_signal_id!, body),
+    write: 'writePrepared',
+    refused: [403, 'ERR_SIGNED_URL_INVALID'],
+    settles: true,
+  },
+  {
+    name: 'HEAT_SIGNAL keystone token',
+    transport: 'HEAT_SIGNAL',
+    prepare: async (app, server) => {
+      const heat = server.inputs.get(server.deployments.HEAT_SIGNAL)!;
+      const token = String((await ok(keystone(app, heat), 201)).headers['x-subject-token']);
+      return (body) => send(app, 'POST', heatSignalPath(heat), body, { 'x-auth-token': token });
+    },
+    write: 'writePrepared',
+    refused: [401, 'ERR_AUTH_INVALID'],
+    settles: true,
+  },
+  {
+    name: 'HEARTH_SIGNAL URL',
+    transport: 'HEARTH_SIGNAL',
+    prepare: async (app, server) => (body) =>
+      send(app, 'POST', server.inputs.get(server.deployments.HEARTH_SIGNAL)!.deploy_signal_id!, body),
+    write: 'writePrepared',
+    refused: [401, 'ERR_AUTH_INVALID'],
+    settles: true,
+  },
+  {
+    name: "the agent's own credential",
+    transport: 'HEARTH_SIGNAL',
+    prepare: async (app, server) => (body) =>
+      send(app, 'POST', `/v1/guest/deployments/${server.deployments.HEARTH_SIGNAL}/signal`, body, server.agent),
+    write: 'writePrepared',
+    refused: [401, 'ERR_AUTH_INVALID'],
+    settles: true,
+  },
+  {
+    name: "the agent's heartbeat",
+    transport: 'HEARTH_SIGNAL',
+    prepare: async (app, server) => () =>
+      send(app, 'POST', `/v1/guest/deployments/${server.deployments.HEARTH_SIGNAL}/heartbeat`, { progress: 50 }, server.agent),
+    write: 'write',
+    refused: [401, 'ERR_AUTH_INVALID'],
+    settles: false,
+  },
+];
+
+test("a signal racing the delete either commits first and stays, or gets the revoked credential's answer: never a 2xx that did not take effect, never a 409", async () => {
   const { app, done } = await testApp({ background: false });
   try {
     await listen(app);
     const config = await createConfig(app);
-    for (const transport of ['CFN_SIGNAL', 'TEMP_URL_SIGNAL'] as const) {
-      const method = transport === 'CFN_SIGNAL' ? 'POST' : 'PUT';
+    for (const signaller of SIGNALLERS) {
+      const { name, transport } = signaller;
+      const [status, code] = signaller.refused;
       // The delete commits after the signal's credential was checked, before its write is queued.
-      const late = await vm(app, config, { name: `late-${transport}` });
+      const late = await vm(app, config, { name: 'late' });
       const lateId = late.deployments[transport];
-      const deleted = before(app, 'writePrepared', () => send(app, 'DELETE', `/v1/default/servers/${late.id}`, undefined, ADMIN));
-      const refused = await send(app, method, late.inputs.get(lateId)!.deploy_signal_id!, { deploy_status_code: 0, result: 'late' });
+      const lateSignal = await signaller.prepare(app, late);
+      const deleted = before(app, signaller.write, () => send(app, 'DELETE', `/v1/default/servers/${late.id}`, undefined, ADMIN));
+      const refused = await lateSignal({ deploy_status_code: 0, result: 'late' });
       assert.equal(deleted().status, 204, deleted().body);
-      assert.equal(refused.status, 409, `${transport}: ${refused.body}`);
-      assert.match(refused.body, /ERR_DEPLOYMENT_NOT_IN_PROGRESS/);
+      assert.equal(refused.status, status, `${name}: ${refused.body}`);
+      assert.ok(refused.body.includes(code), `${name}: ${refused.body}`);
       const lost = await deployment(app, lateId);
-      assert.equal(lost.status, 'FAILED', transport);
-      assert.equal(lost.output_values, null, transport);
+      assert.equal(lost.status, 'FAILED', name);
+      assert.equal(lost.output_values, null, name);
       assert.deepEqual(
-        (await timeline(app, lateId)).filter((e) => e.type === 'deployment.completed').length,
+        (await timeline(app, lateId)).filter((e) => e.type === 'deployment.completed' || e.type === 'deployment.heartbeat').length,
         0,
-        `${transport}: the refused signal left no trace`,
+        `${name}: the refused signal left no trace`,
       );
 
       // The signal commits first: its result stays, the delete fails nothing.
-      const early = await vm(app, config, { name: `early-${transport}` });
+      const early = await vm(app, config, { name: 'early' });
       const earlyId = early.deployments[transport];
-      const signalled = before(app, 'write', () =>
-        send(app, method, early.inputs.get(earlyId)!.deploy_signal_id!, { deploy_status_code: 0, result: 'early' }),
-      );
+      const earlySignal = await signaller.prepare(app, early);
+      const signalled = before(app, 'write', () => earlySignal({ deploy_status_code: 0, result: 'early' }));
       await ok(send(app, 'DELETE', `/v1/default/servers/${early.id}`, undefined, ADMIN), 204);
-      assert.ok(signalled().status === 200 || signalled().status === 201, `${transport}: ${signalled().body}`);
+      assert.ok(signalled().status === 200 || signalled().status === 201, `${name}: ${signalled().body}`);
       const kept = await deployment(app, earlyId);
-      assert.equal(kept.status, 'COMPLETE', transport);
-      assert.equal((kept.output_values as { result?: string }).result, 'early', transport);
-      assert.equal((await timeline(app, earlyId)).filter((e) => e.type === 'deployment.failed').length, 0, transport);
-      // ...and the URL is revoked now.
-      const again = await send(app, method, early.inputs.get(earlyId)!.deploy_signal_id!, { deploy_status_code: 0, result: 'early' });
-      assert.equal(again.status, 403, again.body);
+      if (signaller.settles) {
+        assert.equal(kept.status, 'COMPLETE', name);
+        assert.equal((kept.output_values as { result?: string }).result, 'early', name);
+        assert.equal((await timeline(app, earlyId)).filter((e) => e.type === 'deployment.failed').length, 0, name);
+      } else {
+        assert.equal(kept.status, 'FAILED', name);
+      }
+      // ...and the credential is revoked now, for the very same signal too.
+      const again = await earlySignal({ deploy_status_code: 0, result: 'early' });
+      assert.equal(again.status, status, `${name}: ${again.body}`);
+      assert.ok(again.body.includes(code), `${name}: ${again.body}`);
     }
   } finally {
     await done();

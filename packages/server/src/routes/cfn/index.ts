@@ -6,7 +6,7 @@ import { arnFromPath, parseArn } from '@hearth/protocol/signing';
 import type { Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { codedRequestError, retryAfterSeconds } from '../../app-errors.ts';
-import { assertNamesHolder, decodedPath, ec2Holder, queryParams } from '../guest-auth.ts';
+import { assertNamesHolder, decodedPath, ec2Holder, queryParams, revokedAccessKey } from '../guest-auth.ts';
 import { assertCurrentAction, resourceMetadata, resourceSignal } from '../resource-actions.ts';
 import { FormBody, putMetricData } from '../guest/metrics.ts';
 import { describeStackResourceJson, describeStackResourceXml, escapeXml, type StackResourceDetail } from './xml.ts';
@@ -124,7 +124,7 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     const holder = await ec2Holder(services, request);
     assertNamesHolder(holder, arn);
     const action = await assertCurrentAction(services, holder, queryParams(request).Timestamp);
-    await resourceSignal(services, holder, request.body, 'heat', action);
+    await resourceSignal(services, holder, request.body, 'heat', action, revokedAccessKey);
     return reply.code(200).send();
   });
 

@@ -17,6 +17,10 @@ const ResourceParams = Type.Object({
   resource: ResourceName,
 });
 
+function revokedToken(): HearthError {
+  return new HearthError('ERR_AUTH_INVALID');
+}
+
 /** The caller of a Heat-compatible route: a guest's keystone token (scoped to one resource) or the operator. */
 async function caller(services: Services, request: FastifyRequest, projectId: string): Promise<Holder | 'operator'> {
   const holder = await tokenHolder(services, request);
@@ -41,19 +45,22 @@ async function caller(services: Services, request: FastifyRequest, projectId: st
 export const heatCompatRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['heat-compatible'];
 
-  /** The holder the request names: the guest's own (checked), or for the operator the named resource. */
+  /**
+   * The holder the request names: the guest's own (checked), or for the operator the named resource;
+   * `guest` says which (a guest's token is revoked with its resource, the operator's never).
+   */
   async function target(
     request: FastifyRequest<{ Params: { project_id: string; stack: string; stack_id: string; resource: string } }>,
-  ): Promise<Holder> {
+  ): Promise<{ holder: Holder; guest: boolean }> {
     const { project_id: projectId, stack, stack_id: stackId, resource } = request.params;
     const who = await caller(services, request, projectId);
     if (who !== 'operator') {
       assertNamesHolder(who, { project: projectId, stackName: stack, stackId, resourceName: resource });
-      return who;
+      return { holder: who, guest: true };
     }
     const found = await services.guestCredentials.inStack(projectId, stack, stackId, resource);
     if (!found) throw new HearthError('ERR_RESOURCE_NOT_FOUND', { name: resource, stack: `${stack}/${stackId}` });
-    return found;
+    return { holder: found, guest: false };
   }
 
   // heatclient resolves a bare stack name with this redirect to /stacks/{name}/{id}.
@@ -66,7 +73,7 @@ export const heatCompatRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   });
 
   app.get('/stacks/:stack/:stack_id/resources/:resource/metadata', { schema: { tags, params: ResourceParams } }, async (request) => {
-    const holder = await target(request);
+    const { holder } = await target(request);
     return { metadata: await resourceMetadata(services, holder, request.log) };
   });
 
@@ -74,8 +81,9 @@ export const heatCompatRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     '/stacks/:stack/:stack_id/resources/:resource/signal',
     { bodyLimit: BODY_LIMITS.signal, schema: { tags, params: ResourceParams } },
     async (request, reply) => {
-      const holder = await target(request);
-      await resourceSignal(services, holder, request.body, 'heat');
+      const { holder, guest } = await target(request);
+      // A revoked token is keystone's 401, as tokenHolder answers it.
+      await resourceSignal(services, holder, request.body, 'heat', undefined, guest ? revokedToken : undefined);
       return reply.code(200).send();
     },
   );

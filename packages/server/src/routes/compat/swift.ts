@@ -27,6 +27,11 @@ type ObjectRequest = FastifyRequest<{
   Querystring: { temp_url_sig?: string; temp_url_expires?: string };
 }>;
 
+/** What a temp URL of an unknown or revoked object gets. */
+function revokedObject(): HearthError {
+  return new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the object is unknown or was revoked (its resource was deleted)' });
+}
+
 /**
  * Swift temp-URL emulation (reference/server.md §4.1–4.2): POLL_TEMP_URL agents GET (and HEAD)
  * their metadata object, TEMP_URL_SIGNAL agents PUT their signal. The object name is the
@@ -50,8 +55,7 @@ export const swiftRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         expired_at: request.query.temp_url_expires ?? '',
       });
     const holder = await services.guestCredentials.lookup(object);
-    if (!holder || `AUTH_${holder.projectId}` !== account)
-      throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'the object is unknown or was revoked (its resource was deleted)' });
+    if (!holder || `AUTH_${holder.projectId}` !== account) throw revokedObject();
     assertNotExpired(holder);
     return holder;
   }
@@ -75,7 +79,7 @@ export const swiftRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     if (action !== undefined && holder.kind !== 'deployment')
       throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'this URL is not a deployment signal URL' });
     // URLs without an action were issued before URLs had one: they still signal whatever action is current.
-    await resourceSignal(services, holder, request.body, 'heat', action);
+    await resourceSignal(services, holder, request.body, 'heat', action, revokedObject);
     return reply.code(201).send();
   };
 

@@ -16,11 +16,12 @@ export function onlyAgent(principal: Principal): Agent {
 /** A signal URL's capability when the route names a deployment (`:id`) and the query carries `?token=`, else null. */
 function capabilityOf(services: Services, request: FastifyRequest): Principal | null {
   const { id } = request.params as { id?: string };
-  const { token, action } = request.query as { token?: unknown; action?: unknown };
+  const { token, action, key } = request.query as { token?: unknown; action?: unknown; key?: unknown };
   if (id === undefined || token === undefined) return null;
   // `?token=a&token=b` is no capability: refused as a bad credential, like a wrong token.
-  if (typeof token !== 'string' || (action !== undefined && typeof action !== 'string')) throw new HearthError('ERR_AUTH_INVALID');
-  return services.auth.capability(id, token, action);
+  if (typeof token !== 'string' || (action !== undefined && typeof action !== 'string') || (key !== undefined && typeof key !== 'string'))
+    throw new HearthError('ERR_AUTH_INVALID');
+  return services.auth.capability(id, token, action, key);
 }
 
 /**

@@ -11,10 +11,16 @@ import { ifNoneMatchHits } from '../etag.ts';
 import { ANY_TOPIC, topics } from '../../feed/feed.ts';
 import { guestMetricRoutes } from './metrics.ts';
 import { guestAuthHook, guestPrincipal, guestRevocationHook, onlyAgent, type Agent } from './auth-hook.ts';
+import { revokedInstead } from '../resource-actions.ts';
+import type { Principal } from '../../auth/principal.ts';
 
 const DeploymentParams = Type.Object({ id: Uuid });
 const CapabilityQuery = Type.Object(
-  { token: Type.Optional(Type.String({ maxLength: 128 })), action: Type.Optional(Uuid) },
+  {
+    token: Type.Optional(Type.String({ maxLength: 128 })),
+    action: Type.Optional(Uuid),
+    key: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$' })),
+  },
   { additionalProperties: false },
 );
 const SignalHeaders = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 120 })) });
@@ -157,6 +163,17 @@ async function waitWhileValid(
  */
 const HEARTBEAT_BODY_LIMIT = 64 * 1024;
 
+/**
+ * Rethrows a signal's or heartbeat's failure, as the 401 of a revoked credential when an agent's
+ * server was deleted after guestRevocationHook checked it (see revokedInstead). A `?token=` URL needs
+ * no look-up: the signal's transaction itself refuses one its server's delete revoked.
+ */
+function agentRevokedInstead(services: Services, principal: Principal, error: unknown): Promise<never> {
+  if (principal.kind !== 'agent') throw error;
+  const live = async () => (await services.servers.byAccessKeyId(principal.accessKeyId)) !== undefined;
+  return revokedInstead(error, live, () => new HearthError('ERR_AUTH_INVALID'));
+}
+
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
@@ -193,7 +210,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         return ack;
       } catch (error) {
         services.metrics.signals.inc({ result: 'rejected' });
-        throw error;
+        return agentRevokedInstead(services, principal, error);
       }
     },
   );
@@ -206,7 +223,12 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       schema: { tags, params: DeploymentParams, querystring: CapabilityQuery, body: Heartbeat },
     },
     async (request) => {
-      return services.signals.heartbeat(guestPrincipal(request), request.params.id, request.body);
+      const principal = guestPrincipal(request);
+      try {
+        return await services.signals.heartbeat(principal, request.params.id, request.body);
+      } catch (error) {
+        return agentRevokedInstead(services, principal, error);
+      }
     },
   );
 };
