@@ -97,10 +97,25 @@ test(
   'a data dir of the release before 0005 upgrades: rows read the same, old credentials and URLs still work, deadlines fire',
   { skip: process.env.HEARTH_TEST_STORE === 'postgres' && 'the fixture is a SQLite file', timeout: 120_000 },
   async (t) => {
-    const expected = JSON.parse(readFileSync(join(FIXTURE, 'expected.json'), 'utf8')) as Expected;
+    // The deadline moved below (`deadline` is shown at whole seconds) reads as moved.
+    const moved = new Date(Math.floor(Date.now() / 1000) * 1000 + 10 * 3600_000);
+    const expected = JSON.parse(
+      readFileSync(join(FIXTURE, 'expected.json'), 'utf8').replaceAll('"2026-11-27T18:09:44Z"', `"${moved.toISOString().slice(0, 19)}Z"`),
+    ) as Expected;
     const oldHost = new URL(expected.url).host;
     const dataDir = mkdtempSync(join(tmpdir(), 'hearth-upgrade-0004-'));
     loadSql(readFileSync(join(FIXTURE, 'hearth.sql'), 'utf8'), join(dataDir, 'hearth.db'));
+    // The fixture's deadlines count from when it was made (wc-partial's 36000 s passed at 18:09 on the day it
+    // was): a run any later must still find the wait condition meant to stay open, open. Only wc-deadline's is
+    // meant to pass while no server runs. (Wait conditions have no restart grace; deployments do, and keep theirs.)
+    const fixtureDb = new BetterSqlite(join(dataDir, 'hearth.db'));
+    try {
+      fixtureDb
+        .prepare("update wait_conditions set deadline_at = ? where status = 'IN_PROGRESS' and name <> 'wc-deadline'")
+        .run(moved.toISOString());
+    } finally {
+      fixtureDb.close();
+    }
     chmodSync(join(dataDir, 'hearth.db'), 0o600);
     const server = await spawnServer(dataDir, await freePort());
     t.after(async () => {
