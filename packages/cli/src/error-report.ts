@@ -60,6 +60,8 @@ export function hintFor(code: string, context: ReportContext): string | undefine
       return "see the stack's scaling groups with `hearth scaling-group list --stack STACK`";
     case 'ERR_SCALING_POLICY_NOT_FOUND':
       return "see the stack's scaling policies with `hearth scaling-policy list --stack STACK`";
+    case 'ERR_EVENT_CURSOR_EXPIRED':
+      return "hearth-server's events retention deleted events after that cursor: start again from the cursor the message names (those events are lost)";
     case 'ERR_WAIT_CONDITION_DONE':
       return 'create a new wait condition to wait again';
     case 'ERR_ROUTE_NOT_FOUND': {

@@ -1,5 +1,5 @@
 import got from 'got';
-import type { Event } from '@hearth/protocol';
+import { EVENT_STREAM_ERROR, type Event } from '@hearth/protocol';
 import { HearthApiError, HearthConnectionError } from './errors.ts';
 import { apiErrorFromReply, connectionErrorFrom, invalidBodyError, redirectError } from './error-mapping.ts';
 import { sameOriginRedirects, type Transport } from './http.ts';
@@ -42,7 +42,7 @@ function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
-/** True for failures a reconnect cannot cure (bad credential, bad cursor, no such project, garbled stream). */
+/** True for failures a reconnect cannot cure (bad credential, bad or expired cursor, no such project, garbled stream). */
 function isPermanent(error: unknown): boolean {
   if (!(error instanceof HearthApiError)) return false;
   if (error.code === 'ERR_RESPONSE_INVALID') return true;
@@ -73,7 +73,11 @@ export async function* streamEvents(transport: Transport, options: EventStreamOp
           cursor = message.id ?? cursor;
           continue;
         }
-        const event = parseEvent(message, transport.urlOf(projectPath(transport.options.project, 'events', 'stream')));
+        const url = transport.urlOf(projectPath(transport.options.project, 'events', 'stream'));
+        // The server ended the stream on a coded error (the events after the cursor were deleted): a
+        // reconnect would get the same, so it is thrown as the reply's error would be.
+        if (message.event === EVENT_STREAM_ERROR) throw streamError(message, url);
+        const event = parseEvent(message, url);
         cursor = message.id ?? String(event.id);
         yield event;
       }
@@ -87,6 +91,17 @@ export async function* streamEvents(transport: Transport, options: EventStreamOp
     options.onReconnect?.({ after: cursor, failures, error: failure });
     await pause(Math.min(maxDelay, baseDelay * 2 ** Math.max(0, failures - 1)), options.signal);
   }
+}
+
+/** The error a stream's last message carries (an ErrorBody, as a 4xx reply's). */
+function streamError(message: SseMessage, url: string): HearthApiError {
+  let status = 0;
+  try {
+    status = Number((JSON.parse(message.data) as { code?: unknown }).code) || 0;
+  } catch {
+    // apiErrorFromReply reports the garbled body
+  }
+  return apiErrorFromReply({ method: 'GET', url, status, bodyText: message.data });
 }
 
 /** Decodes one message's data as an Event. */

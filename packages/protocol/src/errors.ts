@@ -81,6 +81,11 @@ export const ERRORS = {
   ERR_SIGNATURE_INCOMPLETE: { status: 400, message: 'The request is not signed as EC2 signatures must be: {reason}.' },
   ERR_SIGNED_URL_EXPIRED: { status: 403, message: 'The signed URL expired at {expired_at}: ask the operator for a new one.' },
   ERR_EVENT_CURSOR_INVALID: { status: 400, message: 'The event cursor {cursor} is not valid: pass the next_cursor of a previous page.' },
+  ERR_EVENT_CURSOR_EXPIRED: {
+    status: 410,
+    message:
+      'Events after cursor {cursor} were deleted by the events retention: start again from cursor {oldest_cursor}; the events up to it are gone.',
+  },
   ERR_STORE_UNAVAILABLE: { status: 503, message: 'The database is not available right now; try again shortly.' },
   ERR_STORE_FULL: {
     status: 507,
@@ -111,6 +116,12 @@ export const ErrorBody = Type.Object({
   }),
 });
 export type ErrorBody = Static<typeof ErrorBody>;
+
+/**
+ * The `event:` of the last message of an event stream (GET /events/stream) that ends on a coded error
+ * (ERR_EVENT_CURSOR_EXPIRED: the reader fell behind the events retention); its data is an ErrorBody.
+ */
+export const EVENT_STREAM_ERROR = 'hearth.error';
 
 /** Fills `{name}` placeholders of a catalogue message from details. */
 export function formatErrorMessage(code: ErrorCode, details: Record<string, unknown> = {}): string {

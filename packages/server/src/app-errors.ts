@@ -15,6 +15,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   408: 'Request Timeout',
   409: 'Conflict',
+  410: 'Gone',
   412: 'Precondition Failed',
   413: 'Request Entity Too Large',
   415: 'Unsupported Media Type',

@@ -41,6 +41,8 @@ export interface AppOptions {
   restartGraceMs?: number;
   /** Days events are kept before the background purge deletes them (default EVENTS_RETENTION_DAYS, 30); 0 keeps them for ever. */
   eventsRetentionDays?: number;
+  /** Events kept per project, the newest, by the same background purge (default EVENTS_MAX_PER_PROJECT, 1,000,000); 0 sets no bound. */
+  eventsMaxPerProject?: number;
   /** Longest a whole request may take to arrive (default REQUEST_TIMEOUT_MS, 300 s); a slower one is a 408. */
   requestTimeoutMs?: number;
 }
@@ -131,6 +133,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     alarms: options.alarms,
     restartGraceMs: options.restartGraceMs,
     eventsRetentionDays: options.eventsRetentionDays,
+    eventsMaxPerProject: options.eventsMaxPerProject,
     logError,
     onMigration: slowMigrationLog(app.log),
   });

@@ -141,6 +141,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       publicUrl: settings.publicUrl,
       logger: { level: settings.logLevel, stream: process.stderr },
       eventsRetentionDays: settings.eventsRetentionDays,
+      eventsMaxPerProject: settings.eventsMaxPerProject,
       ...(settings.alarmSchedule === undefined ? {} : { alarms: { evaluator: { schedule: settings.alarmSchedule } } }),
     });
   } catch (error) {
@@ -250,6 +251,10 @@ withStoreOptions(
     .option(
       '--events-retention-days <days>',
       'days events are kept, older ones are deleted every 10 min; 0 keeps them for ever (env HEARTH_EVENTS_RETENTION_DAYS, default 30)',
+    )
+    .option(
+      '--events-max-per-project <count>',
+      "events kept per project, each project's oldest beyond it are deleted every 10 min; 0 sets no bound (env HEARTH_EVENTS_MAX_PER_PROJECT, default 1000000)",
     ),
 ).action(serve);
 withStoreOptions(program.command('migrate').description('apply database migrations and exit')).action(migrate);

@@ -2,7 +2,12 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { newRandomToken } from './auth/secrets.ts';
-import { EVENTS_RETENTION_DAYS, EVENTS_RETENTION_MAX_DAYS } from './domain/events-retention.ts';
+import {
+  EVENTS_MAX_PER_PROJECT,
+  EVENTS_MAX_PER_PROJECT_LIMIT,
+  EVENTS_RETENTION_DAYS,
+  EVENTS_RETENTION_MAX_DAYS,
+} from './domain/events-retention.ts';
 import { sqliteFile } from './store/store.ts';
 
 /** Exit codes of hearth-server (sysexits.h), one per kind of trouble an operator can fix. */
@@ -41,6 +46,7 @@ export interface ServeFlags {
   publicUrl?: string;
   logLevel?: string;
   eventsRetentionDays?: string;
+  eventsMaxPerProject?: string;
 }
 
 /** The resolved, validated settings of one hearth-server process. */
@@ -55,6 +61,8 @@ export interface ServerSettings {
   alarmSchedule?: string;
   /** Days events are kept (--events-retention-days, HEARTH_EVENTS_RETENTION_DAYS; default 30); 0 keeps them for ever. */
   eventsRetentionDays: number;
+  /** Events kept per project, the newest (--events-max-per-project, HEARTH_EVENTS_MAX_PER_PROJECT; default 1,000,000); 0 sets no bound. */
+  eventsMaxPerProject: number;
 }
 
 /** Defaults, in one place. */
@@ -66,6 +74,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function parseRetentionDays(value: string): number | string {
   if (/^\d{1,5}$/.test(value) && Number(value) <= EVENTS_RETENTION_MAX_DAYS) return Number(value);
   return `--events-retention-days (env HEARTH_EVENTS_RETENTION_DAYS) ${JSON.stringify(value)} is not a whole number of days from 0 to ${EVENTS_RETENTION_MAX_DAYS} (0 keeps events for ever; default ${EVENTS_RETENTION_DAYS})`;
+}
+
+/** Parses a count bound of events: a whole number from 0 to EVENTS_MAX_PER_PROJECT_LIMIT, or the error naming the flag and variable. */
+export function parseMaxPerProject(value: string): number | string {
+  if (/^\d{1,10}$/.test(value) && Number(value) <= EVENTS_MAX_PER_PROJECT_LIMIT) return Number(value);
+  return `--events-max-per-project (env HEARTH_EVENTS_MAX_PER_PROJECT) ${JSON.stringify(value)} is not a whole number of events from 0 to ${EVENTS_MAX_PER_PROJECT_LIMIT} (0 sets no bound; default ${EVENTS_MAX_PER_PROJECT})`;
 }
 
 /** Parses `HOST:PORT` (IPv6 as `[::1]:8000`). */
@@ -102,10 +116,15 @@ export function resolveSettings(
     flags.eventsRetentionDays ?? (env.HEARTH_EVENTS_RETENTION_DAYS || String(EVENTS_RETENTION_DAYS)),
   );
   if (typeof eventsRetentionDays === 'string') errors.push(eventsRetentionDays);
+  const eventsMaxPerProject = parseMaxPerProject(
+    flags.eventsMaxPerProject ?? (env.HEARTH_EVENTS_MAX_PER_PROJECT || String(EVENTS_MAX_PER_PROJECT)),
+  );
+  if (typeof eventsMaxPerProject === 'string') errors.push(eventsMaxPerProject);
   const databaseUrl = (flags.databaseUrl ?? env.HEARTH_DATABASE_URL) || undefined;
   const databaseUrlError = databaseUrl === undefined ? undefined : checkDatabaseUrl(databaseUrl);
   if (databaseUrlError) errors.push(databaseUrlError);
-  if (errors.length > 0 || typeof listen === 'string' || typeof eventsRetentionDays === 'string') return { errors };
+  if (errors.length > 0 || typeof listen === 'string' || typeof eventsRetentionDays === 'string' || typeof eventsMaxPerProject === 'string')
+    return { errors };
   const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
   const hostForUrl = wildcard ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const warnings =
@@ -126,6 +145,7 @@ export function resolveSettings(
       logLevel,
       ...(alarmSchedule === undefined ? {} : { alarmSchedule }),
       eventsRetentionDays,
+      eventsMaxPerProject,
     },
   };
 }

@@ -44,6 +44,8 @@ export interface ServicesOptions {
   restartGraceMs?: number | undefined;
   /** See AppOptions.eventsRetentionDays. */
   eventsRetentionDays?: number | undefined;
+  /** See AppOptions.eventsMaxPerProject. */
+  eventsMaxPerProject?: number | undefined;
 }
 
 /** Every service of one hearth-server, wired together. */
@@ -132,7 +134,11 @@ export async function createServices(options: ServicesOptions): Promise<Services
   });
   const eventsRetention = new EventsRetention(
     store,
-    { days: options.eventsRetentionDays, onPurged: (count) => metrics.eventsPurged.inc(count) },
+    {
+      days: options.eventsRetentionDays,
+      maxPerProject: options.eventsMaxPerProject,
+      onPurged: (count) => metrics.eventsPurged.inc(count),
+    },
     options.logError,
   );
   deadlines.start();

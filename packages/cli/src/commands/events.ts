@@ -1,6 +1,7 @@
+import { HearthApiError } from '@hearth/client';
 import type { Event } from '@hearth/protocol';
 import type { Command } from 'commander';
-import { usageError } from '../errors.ts';
+import { EXIT, ExitError, usageError } from '../errors.ts';
 import { parseLimit } from '../flag-values.ts';
 import { addExamples, EVENTS_EXAMPLES } from '../help-examples.ts';
 import { shellWord } from '../output.ts';
@@ -64,6 +65,25 @@ export function noEventsText(flags: EventsFlags, project: string): string {
   return `no events${filters.join('')} in project ${project}`;
 }
 
+/**
+ * ERR_EVENT_CURSOR_EXPIRED (the server's events retention deleted events after --after that were
+ * never seen) as an exit with the command that starts again from the oldest event kept; any other
+ * error as it is. Following again does not help: it would be refused the same way.
+ */
+export function expiredCursorExit(error: unknown, flags: EventsFlags, options: GlobalOptions): unknown {
+  if (!(error instanceof HearthApiError) || error.code !== 'ERR_EVENT_CURSOR_EXPIRED') return error;
+  const oldest = error.details.oldest_cursor;
+  const again =
+    typeof oldest === 'string' && /^\d+$/.test(oldest)
+      ? nextPageCommand(oldest, flags, options).replace(
+          /^hearth events/,
+          flags.follow === true ? 'hearth events --follow' : 'hearth events',
+        )
+      : 'the same command without --after';
+  const hint = `hearth-server's events retention (--events-retention-days, --events-max-per-project) deleted events you had not seen; to go on from the oldest event kept, knowing those are lost: ${again}`;
+  return new ExitError(EXIT.FAILED, error.message, { code: `HTTP ${error.status}, ${error.code}`, hint });
+}
+
 /** Streams events until interrupted (Ctrl-C), reconnecting after a dropped connection. */
 async function follow(session: Session, flags: EventsFlags): Promise<void> {
   const stream = session.client().streamEvents({
@@ -96,11 +116,18 @@ export function registerEventsCommand(program: Command, deps: CliDeps): void {
       const session = openSession(cmd, deps);
       if (flags.follow === true) {
         if (flags.limit !== undefined) throw usageError('--limit does not go with --follow: --follow streams every event until Ctrl-C');
-        await follow(session, flags);
+        await follow(session, flags).catch((error: unknown) => {
+          throw expiredCursorExit(error, flags, session.options);
+        });
         return;
       }
       const limit = flags.limit === undefined ? undefined : parseLimit(flags.limit, '--limit');
-      const page = await session.client().listEvents({ after: flags.after, resource_id: flags.resource, type: flags.type, limit });
+      const page = await session
+        .client()
+        .listEvents({ after: flags.after, resource_id: flags.resource, type: flags.type, limit })
+        .catch((error: unknown) => {
+          throw expiredCursorExit(error, flags, session.options);
+        });
       session.out.list(page, EVENT_COLUMNS, page.events, noEventsText(flags, session.options.project));
       if (!session.out.json && page.events.length > 0 && page.events.length === (limit ?? 100)) {
         session.out.note(`hearth: more events may follow: ${nextPageCommand(page.next_cursor, flags, session.options)}`);

@@ -43,16 +43,43 @@ export function parseCursor(cursor: string | undefined): number {
 /** Reads a project's events, oldest first, after a cursor. */
 export async function listEvents(store: Store, projectId: string, query: EventListQuery): Promise<EventPage> {
   const after = parseCursor(query.after);
+  const limit = query.limit ?? 100;
+  // A filtered reader passes over the events that do not match: read before the page (an event
+  // committed in between has a higher id), the newest id is where a short page leaves it. Left at its
+  // last match, it would fall below what the retention deleted and be refused (ERR_EVENT_CURSOR_EXPIRED)
+  // though nothing it asked for was lost.
+  const filtered = Boolean(query.resource_id || query.type);
+  const newestBefore = filtered ? await newestEventId(store, projectId) : undefined;
   let select = store.reader.selectFrom('events').selectAll().where('project_id', '=', projectId).where('id', '>', after);
   if (query.resource_id) select = select.where('resource_id', '=', query.resource_id);
   if (query.type) select = select.where('type', '=', query.type);
-  const rows = await select
-    .orderBy('id')
-    .limit(query.limit ?? 100)
-    .execute();
+  const rows = await select.orderBy('id').limit(limit).execute();
+  // Checked after the read: a purge that deleted any of the rows this page skipped committed its
+  // mark with them, so the mark is seen here even if the purge ran between the two queries.
+  await assertCursorKept(store, projectId, after);
   const events = rows.map(eventFromRow);
-  if (events.length > 0) return { events, next_cursor: String(events.at(-1)!.id) };
+  const lastId = events.at(-1)?.id;
+  if (newestBefore !== undefined && events.length < limit) {
+    return { events, next_cursor: String(Math.max(lastId ?? 0, newestBefore)) };
+  }
+  if (lastId !== undefined) return { events, next_cursor: String(lastId) };
   return { events, next_cursor: String(Math.min(after, await newestEventId(store, projectId))) };
+}
+
+/** The highest id of the project's events the retention deleted (0 if none), the oldest cursor that misses nothing. */
+export async function prunedThrough(store: Store, projectId: string): Promise<number> {
+  const row = await store.reader.selectFrom('events_pruned').select('through_id').where('project_id', '=', projectId).executeTakeFirst();
+  return Number(row?.through_id ?? 0);
+}
+
+/**
+ * Throws ERR_EVENT_CURSOR_EXPIRED (410) when events after `after` were deleted by the retention: the
+ * reader would get the later ones as if nothing were missing. No cursor (0) asks for what is kept.
+ */
+async function assertCursorKept(store: Store, projectId: string, after: number): Promise<void> {
+  if (after === 0) return;
+  const through = await prunedThrough(store, projectId);
+  if (after < through) throw new HearthError('ERR_EVENT_CURSOR_EXPIRED', { cursor: String(after), oldest_cursor: String(through) });
 }
 
 /**

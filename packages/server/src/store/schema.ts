@@ -13,6 +13,7 @@ export interface Database extends ScalingTables, MetricsTables {
   software_deployments: SoftwareDeploymentsTable;
   signals: SignalsTable;
   events: EventsTable;
+  events_pruned: EventsPrunedTable;
   stacks: StacksTable;
   wait_conditions: WaitConditionsTable;
   wait_condition_signals: WaitConditionSignalsTable;
@@ -74,7 +75,8 @@ export interface SoftwareDeploymentsTable {
   stack_name: string | null;
   resource_name: string | null;
   /**
-   * Credential of this deployment alone (CFN_SIGNAL, HEAT_SIGNAL, TEMP_URL_SIGNAL). A key with no live
+   * Credential of this deployment alone (CFN_SIGNAL, HEAT_SIGNAL, TEMP_URL_SIGNAL; a HEARTH_SIGNAL one
+   * attached again after its server's delete, whose `?token=` URL it then binds). A key with no live
    * credential marks a deployment its server's delete detached (the others get the deleted server's own
    * key): it is in no metadata document until a new action (see domain/server-deployments.ts, ATTACHED).
    */
@@ -101,6 +103,13 @@ export interface EventsTable {
   server_id: string | null;
   message: string;
   data: ColumnType<string, string, string>;
+}
+
+/** Per project, the highest event id the events retention deleted (migration 0010). */
+export interface EventsPrunedTable {
+  project_id: string;
+  /** bigint: PostgreSQL returns it as a string. */
+  through_id: ColumnType<number | string, number, number>;
 }
 
 export interface StacksTable {

@@ -139,9 +139,14 @@ test('a list cursor beyond the newest event gets an empty page whose next_cursor
       next.json<{ events: Array<{ message: string }> }>().events.map((e) => e.message),
       ['later'],
     );
-    // At the newest event, the cursor stays where it is; a malformed one is a coded 400.
-    const atHead = await app.inject({ url: `/v1/default/events?after=${newest}&type=none`, headers: ADMIN });
-    assert.equal(atHead.json<{ next_cursor: string }>().next_cursor, newest);
+    // A filtered page passes over the events that do not match ('later'); at the newest event, the
+    // cursor stays where it is. A malformed one is a coded 400.
+    const later = next.json<{ next_cursor: string }>().next_cursor;
+    assert.ok(Number(later) > Number(newest));
+    const filtered = await app.inject({ url: `/v1/default/events?after=${newest}&type=none`, headers: ADMIN });
+    assert.deepEqual(filtered.json<{ events: unknown[]; next_cursor: string }>(), { events: [], next_cursor: later });
+    const atHead = await app.inject({ url: `/v1/default/events?after=${later}&type=none`, headers: ADMIN });
+    assert.equal(atHead.json<{ next_cursor: string }>().next_cursor, later);
     const bad = await app.inject({ url: '/v1/default/events?after=1e3', headers: ADMIN });
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json<{ error: { code: string } }>().error.code, 'ERR_EVENT_CURSOR_INVALID');

@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { EventListQuery, ProjectId } from '@hearth/protocol';
+import { EVENT_STREAM_ERROR, EventListQuery, ProjectId } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { listEvents, parseCursor } from '../../domain/events.ts';
+import { isHearthError } from '../../domain/errors.ts';
+import { errorBody } from '../../app-errors.ts';
 import { topics, waitForChange } from '../../feed/feed.ts';
 import { abortOnClose } from '../abort.ts';
 import { drained } from '../stream-drain.ts';
@@ -73,11 +75,15 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{
           if (!open) break;
         }
         if (!open) break;
-        if (page.next_cursor !== cursor && page.events.length === 0) {
-          // An id without data fires no event but is where the client resumes from after a reconnect.
-          open = await send(
-            `: cursor ${cursor} is beyond the newest event; following from ${page.next_cursor}\nid: ${page.next_cursor}\n\n`,
-          );
+        const reached = page.events.length === 0 ? cursor : String(page.events.at(-1)!.id);
+        if (page.next_cursor !== reached) {
+          // An id without data fires no event but is where the client resumes from after a reconnect:
+          // back at the newest event, or (?resource_id) past events of other resources.
+          const why =
+            Number(page.next_cursor) < Number(reached)
+              ? `cursor ${reached} is beyond the newest event; following from ${page.next_cursor}`
+              : `no other events of ${request.query.resource_id} through ${page.next_cursor}`;
+          open = await send(`: ${why}\nid: ${page.next_cursor}\n\n`);
           if (!open) break;
         }
         cursor = page.next_cursor;
@@ -87,7 +93,15 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{
           if (!changed) open = await send(': keepalive\n\n');
           if (!open) break;
         }
-        page = await nextPage();
+        try {
+          page = await nextPage();
+        } catch (error) {
+          // A coded 4xx (the retention deleted events this slow reader had not got: ERR_EVENT_CURSOR_EXPIRED)
+          // is the same for every reconnect: said as the stream's last message, in the REST error's shape.
+          if (!isHearthError(error) || error.statusCode >= 500) throw error;
+          await send(`event: ${EVENT_STREAM_ERROR}\ndata: ${JSON.stringify(errorBody(error))}\n\n`);
+          break;
+        }
       }
     } finally {
       // A client that stopped reading would keep an ended stream (and the app's close) waiting.
