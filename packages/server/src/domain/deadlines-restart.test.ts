@@ -4,22 +4,33 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app.ts';
 import { ADMIN, createConfig, createDeployment, registerServer, testStore } from '../test-support.ts';
 
 const GRACE_MS = 2500;
 
+/** hearth-server on the test's store, with this restart grace. */
+function openApp(store: { dataDir: string; databaseUrl?: string }, restartGraceMs: number): Promise<FastifyInstance> {
+  return buildApp({
+    dataDir: store.dataDir,
+    databaseUrl: store.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+    restartGraceMs,
+  });
+}
+
+/** A deployment's status and reason, as the operator reads them. */
+async function deploymentOf(app: FastifyInstance, id: string): Promise<{ status: string; status_reason: string }> {
+  const reply = await app.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN });
+  return reply.json<{ software_deployment: { status: string; status_reason: string } }>().software_deployment;
+}
+
 test('a deadline passed during an outage waits the restart grace: a late signal completes it, silence fails it saying so', async () => {
   const store = await testStore();
-  const open = (restartGraceMs: number) =>
-    buildApp({
-      dataDir: store.dataDir,
-      databaseUrl: store.databaseUrl,
-      adminToken: 'admin-secret',
-      secretKey: 'unit-test-secret-key-0123456789',
-      publicUrl: 'http://127.0.0.1:9',
-      restartGraceMs,
-    });
+  const open = (restartGraceMs: number) => openApp(store, restartGraceMs);
   try {
     const before = await open(0);
     const server = await registerServer(before, 'vm');
@@ -32,10 +43,7 @@ test('a deadline passed during an outage waits the restart grace: a late signal 
 
     const after = await open(GRACE_MS);
     try {
-      const show = async (id: string) =>
-        (await after.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN })).json<{
-          software_deployment: { status: string; status_reason: string };
-        }>().software_deployment;
+      const show = (id: string) => deploymentOf(after, id);
       await sleep(300);
       assert.equal((await show(late)).status, 'IN_PROGRESS', 'held during the restart grace');
       assert.equal((await show(silent)).status, 'IN_PROGRESS', 'held during the restart grace');
@@ -74,15 +82,7 @@ test('a deadline passed during an outage waits the restart grace: a late signal 
 
 test('a deadline that passes just after a restart, on a deployment not heard from since, also waits the grace; one heard from does not', async () => {
   const store = await testStore();
-  const open = (restartGraceMs: number) =>
-    buildApp({
-      dataDir: store.dataDir,
-      databaseUrl: store.databaseUrl,
-      adminToken: 'admin-secret',
-      secretKey: 'unit-test-secret-key-0123456789',
-      publicUrl: 'http://127.0.0.1:9',
-      restartGraceMs,
-    });
+  const open = (restartGraceMs: number) => openApp(store, restartGraceMs);
   try {
     const before = await open(0);
     const server = await registerServer(before, 'vm');
@@ -97,10 +97,7 @@ test('a deadline that passes just after a restart, on a deployment not heard fro
     const after = await open(GRACE_MS + 4500);
     const opened = Date.now();
     try {
-      const show = async (id: string) =>
-        (await after.inject({ url: `/v1/default/software_deployments/${id}`, headers: ADMIN })).json<{
-          software_deployment: { status: string; status_reason: string };
-        }>().software_deployment;
+      const show = (id: string) => deploymentOf(after, id);
       // Heard from after the start: its deadline (now 2 s from this heartbeat) is enforced as usual.
       const beat = await after.inject({
         method: 'POST',
