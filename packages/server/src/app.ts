@@ -43,15 +43,7 @@ export interface AppOptions {
   eventsRetentionDays?: number;
   /** Events kept per project, the newest, by the same background purge (default EVENTS_MAX_PER_PROJECT, 1,000,000); 0 sets no bound. */
   eventsMaxPerProject?: number;
-  /** Longest a whole request may take to arrive (default REQUEST_TIMEOUT_MS, 300 s); a slower one is a 408. */
-  requestTimeoutMs?: number;
 }
-
-/**
- * Node's own default for a whole request to arrive, which fastify turns off (0): without it a client that
- * sends its headers and then its body a byte a minute holds a connection for ever.
- */
-export const REQUEST_TIMEOUT_MS = 300_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -60,6 +52,7 @@ declare module 'fastify' {
   }
 }
 
+/** Builds hearth-server: every route family, ready for `listen` or `inject`. It never listens. */
 /** How long a migration at start runs before the log says which one it is. */
 const SLOW_MIGRATION_MS = 1000;
 
@@ -80,9 +73,7 @@ function slowMigrationLog(log: FastifyBaseLogger): NonNullable<ServicesOptions['
   };
 }
 
-/** Builds hearth-server: every route family, ready for `listen` or `inject`. It never listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: options.logger
       ? {
@@ -94,11 +85,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         }
       : false,
     bodyLimit: 64 * 1024,
-    // Given to Node when it creates the server, which is when it takes it (fastify sets it only after, which Node
-    // ignores); the headers' limit is then Node's min(60 s, this). Node looks for overdue requests every 30 s (its
-    // default); a short test timeout is looked for sooner.
-    requestTimeout,
-    http: { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(100, requestTimeout / 4)) },
     // Requests that arrive while it stops get a coded 503 with Retry-After (the first hook below), not fastify's bare one.
     return503OnClosing: false,
     // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too (CFN's shape under its paths), and its bytes are never logged.

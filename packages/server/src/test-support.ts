@@ -45,7 +45,7 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
 
 /** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
 export async function testApp(
-  options: Pick<AppOptions, 'logger' | 'restartGraceMs' | 'requestTimeoutMs'> & {
+  options: Pick<AppOptions, 'logger' | 'restartGraceMs'> & {
     /**
      * false: the background tasks that write (alarm evaluator, actuator deliverer, deadline sweeper, events retention) are
      * stopped before the app is handed over, so `beforeWrite` sees the test's requests only: the
