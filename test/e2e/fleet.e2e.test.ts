@@ -226,7 +226,13 @@ test('a fleet under churn: every deployment settles once, as its hook implies', 
   for (const [k, vm] of crashed.entries()) {
     vm.crashed = true;
     const name = k < 3 ? /heat-config\.mjs/ : /heat-config-notify\.mjs/;
-    for (const { pid } of processesOf(vm.loop.root).filter((p) => name.test(p.command))) process.kill(pid, 'SIGKILL');
+    for (const { pid } of processesOf(vm.loop.root).filter((p) => name.test(p.command))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // it ended between the listing and the kill (its run was over)
+      }
+    }
   }
   for (const vm of crashed) {
     await vm.loop.kill('SIGKILL');

@@ -105,6 +105,20 @@ test('input goes to stdin; without input stdin is empty, not left open', async (
   assert.ok(Date.now() - started < 4000);
 });
 
+test('inputFile is the child stdin itself (read by the child, so none of it is lost if we die); a missing one does not start', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-run-input-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'signal.json'), '{"result": "whole"}');
+  // The child sees a regular file on fd 0, not a pipe from this process.
+  const read = await runProcess('sh', ['-c', '[ -f /dev/stdin ] && cat'], { inputFile: join(dir, 'signal.json') });
+  assert.equal(read.exitCode, 0, read.stderr);
+  assert.equal(read.stdout, '{"result": "whole"}');
+  const missing = await runProcess('cat', [], { inputFile: join(dir, 'gone.json') });
+  assert.equal(missing.failed, true);
+  assert.equal(missing.exitCode, null);
+  assert.match(missing.stderr, /not started: cannot read .*gone\.json: ENOENT/);
+});
+
 test('env extends process.env by default and replaces it with extendEnv false', async () => {
   process.env.AGENT_KIT_TEST_INHERITED = 'inherited';
   try {

@@ -3,7 +3,7 @@
 // has a 100 MB maxBuffer that killed it mid-run with SIGPIPE). And the result comes when the command exits, not when every
 // process it left behind has closed stdout/stderr: cfn-init's `nohup myd &` would have waited for ever, or until
 // a timeout killed the daemon too.
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Options as ExecaOptions } from 'execa';
 import { setLongTimeout } from './long-timer.ts';
@@ -20,6 +20,11 @@ export interface RunProcessOptions {
   extendEnv?: boolean;
   /** Written to the child's stdin, which is then closed. Default: stdin is /dev/null. */
   input?: string;
+  /**
+   * The child's stdin is this file, opened here and read by the child itself (not `input`): it gets all of it even
+   * when this process dies while it reads, where a pipe would end at whatever this process had written.
+   */
+  inputFile?: string;
   /**
    * After this many ms send SIGTERM to the child and every process below it, and SIGKILL to those still
    * there `killGraceMs` later (as os-refresh-config's --timeout does). Default: no limit.
@@ -143,6 +148,18 @@ export async function runProcess(command: string, args: string[], options: RunPr
   }
   if (options.stop?.aborted) return notStarted(shown(command, args), cwd, `not started: ${String(options.stop.reason)}`);
   const { execa } = await import('execa');
+  let inputFd: number | undefined;
+  if (options.inputFile !== undefined) {
+    try {
+      inputFd = openSync(options.inputFile, 'r');
+    } catch (error) {
+      return notStarted(
+        shown(command, args),
+        cwd,
+        `not started: cannot read ${options.inputFile}: ${(error as NodeJS.ErrnoException).code}`,
+      );
+    }
+  }
   const output = options.inheritOutput ? 'inherit' : 'pipe';
   const execaOptions = {
     cwd,
@@ -153,14 +170,21 @@ export async function runProcess(command: string, args: string[], options: RunPr
     // Not buffered by execa (its maxBuffer stops the command at 100 MB): the tails below keep the end.
     buffer: false,
     stdio: [
-      options.input === undefined ? 'ignore' : 'pipe',
+      // execa hands any descriptor to spawn as it is; its types name only 0 and 3-9.
+      (inputFd ?? (options.input === undefined ? 'ignore' : 'pipe')) as 'ignore' | 'pipe' | 3,
       output,
       output,
       ...(options.inheritFd3 === true && existsSync('/proc/self/fd/3') ? (['inherit'] as const) : []),
     ],
     ...(options.input === undefined ? {} : { input: options.input }),
   } satisfies ExecaOptions;
-  const subprocess = execa(command, args, execaOptions);
+  let subprocess: ReturnType<typeof execa<typeof execaOptions>>;
+  try {
+    subprocess = execa(command, args, execaOptions);
+  } finally {
+    // The child has its own copy of the descriptor once spawned.
+    if (inputFd !== undefined) closeSync(inputFd);
+  }
   const stdout = new OutputTail();
   const stderr = new OutputTail();
   subprocess.stdout?.on('data', (chunk: Buffer | string) => stdout.push(Buffer.from(chunk)));

@@ -171,7 +171,7 @@ export async function deployOne(raw: unknown, options: DeployOneOptions, log: Lo
     await markers.saveResult(signal);
   }
   dlog.debug(`Running ${options.notifyCommand} ${markers.runningPath} < ${markers.notifyPath}`);
-  const notified = await runNotify(options.notifyCommand, markers.runningPath, signal);
+  const notified = await runNotify(options.notifyCommand, markers.runningPath, markers.notifyPath);
   const handover = handoverOf(notified);
   if (handover === 'refused') {
     // Sending it again would be refused again, on every run, and keep the configure phase failing for good.

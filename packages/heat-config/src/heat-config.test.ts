@@ -250,6 +250,41 @@ test('heat-config killed mid-hook (with its hook, as when the VM dies): the next
   assert.deepEqual(markers(w), ['f1.json', 'f1.notify.json']);
 });
 
+test('heat-config killed while heat-config-notify reads a large result: notify still gets all of it, never a cut one', async (t) => {
+  // A result read from heat-config's memory through a pipe ended where heat-config died: heat-config-notify then
+  // signalled {} (its rule for input that is not JSON), and the deployment went COMPLETE without its outputs.
+  const w = world(t);
+  const big = 'x'.repeat(1_000_000);
+  w.hook(
+    'script',
+    `printf '{"deploy_status_code": 0, "result": "whole", "deploy_stdout": "'\nhead -c ${big.length} /dev/zero | tr '\\0' x\nprintf '"}'`,
+  );
+  w.deployments([deployment('k1', 'script')]);
+  // A notify that reads its stdin only once told to: by then heat-config is gone.
+  const notify = join(w.root, 'bin/slow-notify');
+  const script = [
+    '#!/bin/sh',
+    '[ "$1" = "--heartbeat" ] && exit 0',
+    `touch "${w.root}/notify-started"`,
+    'i=0',
+    `while [ ! -e "${w.root}/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`,
+    `cat > "${w.root}/notify-stdin"`,
+    `touch "${w.root}/notify-done"`,
+  ];
+  writeFileSync(notify, `${script.join('\n')}\n`, { mode: 0o755 });
+  const child = spawn(process.execPath, [BIN], { env: { ...process.env, ...w.env, HEAT_CONFIG_NOTIFY: notify }, stdio: 'ignore' });
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  t.after(() => child.kill('SIGKILL'));
+  await waitFor(() => existsSync(join(w.root, 'notify-started')), 30_000);
+  child.kill('SIGKILL');
+  await closed;
+  writeFileSync(join(w.root, 'go'), '');
+  await waitFor(() => existsSync(join(w.root, 'notify-done')), 30_000);
+  const text = readFileSync(join(w.root, 'notify-stdin'), 'utf8');
+  assert.ok(text.length > big.length, `heat-config-notify got ${text.length} bytes of a result of more than ${big.length}`);
+  assert.deepEqual(JSON.parse(text), { deploy_status_code: 0, result: 'whole', deploy_stdout: big });
+});
+
 test('SIGTERM to heat-config stops the hook tree and leaves the running marker', async (t) => {
   const w = world(t);
   w.hook('script', `sleep 30 &\necho $! > "${w.root}/bg"\nwait`);

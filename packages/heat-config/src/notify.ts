@@ -1,7 +1,6 @@
 // Handing results and progress to heat-config-notify (HEAT_CONFIG_NOTIFY): the result as
 // `<notify> <deployment.json> < signal.json`, progress as `<notify> --heartbeat <deployment.json> -- <message>`.
 import { runProcess, type Logger, type ProcessResult } from '@hearth/agent-kit';
-import type { SignalData } from './signal-data.ts';
 
 /** How long heat-config-notify may take to put a result in its outbox (the original delivers inline: ~90 s of retries). */
 export const NOTIFY_TIMEOUT_MS = 10 * 60_000;
@@ -43,9 +42,14 @@ export function handoverOf(result: Pick<ProcessResult, 'failed' | 'exitCode' | '
   return result.exitCode === NOTIFY_EXIT_REFUSED && !result.timedOut ? 'refused' : 'failed';
 }
 
-/** Runs `notify deploymentFile` with the signal JSON on stdin; handoverOf(result) says what became of it. */
-export function runNotify(notify: string, deploymentFile: string, signal: SignalData): Promise<ProcessResult> {
-  return runProcess(notify, [deploymentFile], { input: JSON.stringify(signal), timeoutMs: NOTIFY_TIMEOUT_MS, killGraceMs: 2000 });
+/**
+ * Runs `notify deploymentFile < signalFile` (the result saved before, see DeploymentMarkers.saveResult);
+ * handoverOf(result) says what became of it. The file itself is its stdin, not a pipe fed from here: a
+ * heat-config that dies while notify reads would cut a pipe short, and heat-config-notify signals `{}` for input
+ * that is not JSON, as the original does: the deployment would have gone COMPLETE without its outputs.
+ */
+export function runNotify(notify: string, deploymentFile: string, signalFile: string): Promise<ProcessResult> {
+  return runProcess(notify, [deploymentFile], { inputFile: signalFile, timeoutMs: NOTIFY_TIMEOUT_MS, killGraceMs: 2000 });
 }
 
 /**
