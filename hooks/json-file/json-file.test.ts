@@ -1,9 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { runHookExecutable, sampleDeployment } from '../_lib/testing.ts';
 
 const HOOK = new URL('./json-file', import.meta.url).pathname;
@@ -37,6 +48,52 @@ test('an existing file is replaced whole and keeps its mode; config may be JSON 
   assert.equal(readFileSync(path, 'utf8'), '{\n    "k": "v"\n}');
   assert.equal(statSync(path).mode & 0o777, 0o640);
 });
+
+test('a write cut short (the file size limit here, a full disk, the hook killed) leaves the old file whole, never a cut one', async () => {
+  // The original truncated the file and wrote into it: the EFBIG left 1 MiB of cut JSON where a whole file was.
+  const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+  const path = join(dir, 'app.json');
+  writeFileSync(path, '{"old": true}');
+  chmodSync(path, 0o640);
+  const limited = join(dir, 'json-file-limited');
+  writeFileSync(limited, `#!/bin/bash\nulimit -f 1024\nexec ${JSON.stringify(HOOK)}\n`, { mode: 0o755 });
+  const cut = await runHookExecutable(limited, sampleDeployment({ config: { [path]: { big: 'x'.repeat(2_000_000) } } }));
+  assert.equal(cut.result?.deploy_status_code, 1, cut.stderr);
+  assert.match(String(cut.result?.deploy_stderr), /app\.json: EFBIG/);
+  assert.equal(readFileSync(path, 'utf8'), '{"old": true}');
+  assert.deepEqual(readdirSync(dir).sort(), ['app.json', 'json-file-limited'], 'no temp file left');
+  // A temp file of a writer that died (killed mid-write) is removed by the next write there; the target is replaced.
+  const dead = spawnSync('true').pid;
+  const stale = join(dir, `.app.json.${dead}.0123456789ab.tmp`);
+  writeFileSync(stale, '{"big": "xx');
+  const whole = await runHookExecutable(HOOK, sampleDeployment({ config: { [path]: { k: 'v' } } }));
+  assert.equal(whole.result?.deploy_status_code, 0, whole.stderr);
+  assert.equal(readFileSync(path, 'utf8'), '{\n    "k": "v"\n}');
+  assert.equal(statSync(path).mode & 0o777, 0o640);
+  assert.equal(existsSync(stale), false);
+});
+
+test(
+  'an existing file keeps its owner; a symlink keeps pointing at the file, which is replaced',
+  { skip: process.getuid?.() !== 0 && 'needs root' },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));
+    const path = join(dir, 'owned.json');
+    writeFileSync(path, '1');
+    chownSync(path, 4321, 4322);
+    chmodSync(path, 0o2640);
+    const link = join(dir, 'link.json');
+    const linked = join(dir, 'linked.json');
+    writeFileSync(linked, '1');
+    symlinkSync(linked, link);
+    const run = await runHookExecutable(HOOK, sampleDeployment({ config: { [path]: 2, [link]: 3 } }));
+    assert.equal(run.result?.deploy_status_code, 0, run.stderr);
+    assert.equal(readFileSync(path, 'utf8'), '2');
+    assert.deepEqual([statSync(path).uid, statSync(path).gid, statSync(path).mode & 0o7777], [4321, 4322, 0o2640]);
+    assert.equal(lstatSync(link).isSymbolicLink(), true);
+    assert.equal(readFileSync(linked, 'utf8'), '3');
+  },
+);
 
 test('relative paths and unwritable files fail the deployment, naming them, while the other files are written', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hook-json-'));

@@ -1,6 +1,20 @@
+import { removeStaleTempFiles } from '@hearth/agent-kit/atomic-file';
 import { parsePyJson, pyPlainData } from '@hearth/agent-kit/python-json';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import {
   describeValue,
   failedResult,
@@ -17,7 +31,8 @@ const USAGE = `usage: json-file < deployment.json
 heat-config hook for group "json-file": the config maps absolute file paths to data; each file is
 written as JSON the way Python's json.dumps(data, indent=4, sort_keys=True) writes it (non-ASCII
 escaped as \\uXXXX, no trailing newline). Missing parent directories are created with mode 0700; a
-new file's mode comes from the umask, an existing file keeps its mode. Relative paths are refused.
+new file's mode comes from the umask, an existing file keeps its mode and owner. Each file is replaced whole
+(a temp file renamed over it): a reader never sees it cut. Relative paths are refused.
 Prints {deploy_stdout: "", deploy_stderr, deploy_status_code: 0, or 1 when a file could not be written}.
 `;
 
@@ -36,6 +51,43 @@ function filesOf(config: unknown): Record<string, unknown> | string {
   return isObject(parsed) ? parsed : `config must map absolute file paths to data, got ${describeValue(config)}`;
 }
 
+/**
+ * Replaces the file at `path` (a symlink: the file it names) with `text`: a temp file beside it gets the text, the
+ * existing file's mode and owner (a new file: 0666 less the umask), and is renamed over it. The original truncated
+ * the file and wrote into it: a write cut short (a full disk, the hook killed) left the file cut, and a reader
+ * could see it half written. Temp files of writers that died are removed first (they hold the config).
+ */
+function replaceFile(path: string, text: string): void {
+  let target = path;
+  try {
+    target = realpathSync(path);
+  } catch {
+    // a new file
+  }
+  const existing = statSync(target, { throwIfNoEntry: false });
+  const mode = existing ? existing.mode & 0o7777 : 0o666 & ~process.umask();
+  removeStaleTempFiles(dirname(target));
+  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(temp, 'wx', 0o600);
+  try {
+    try {
+      writeFileSync(fd, text);
+      // Owner before mode: a chown clears the setuid and setgid bits.
+      if (existing && (existing.uid !== process.geteuid?.() || existing.gid !== process.getegid?.())) {
+        fchownSync(fd, existing.uid, existing.gid);
+      }
+      fchmodSync(fd, mode);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, target);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
 /** Writes each file of the config; a file that cannot be written fails the deployment but not the others. */
 async function writeJsonFiles({ deployment, log }: HookContext): Promise<HookResult> {
   const files = filesOf(deployment.config);
@@ -48,7 +100,7 @@ async function writeJsonFiles({ deployment, log }: HookContext): Promise<HookRes
     }
     try {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      writeFileSync(path, pythonJson(data, { sortKeys: true }));
+      replaceFile(path, pythonJson(data, { sortKeys: true }));
       log.info('wrote file', { path });
     } catch (error) {
       errors.push(`${path}: ${error instanceof Error ? error.message : String(error)}`);

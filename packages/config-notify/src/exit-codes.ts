@@ -9,8 +9,8 @@ export const EXIT_REFUSED = 1;
 export const EXIT_INTERNAL = 70;
 
 /**
- * The signal could not be queued (the outbox could not be written: full, read-only, not a directory): nothing
- * was sent or kept (EX_TEMPFAIL).
+ * The signal could not be queued (the outbox could not be written: full, read-only, not a directory), or the signal
+ * data on stdin was cut short (its writer died mid-write): nothing was sent or kept (EX_TEMPFAIL).
  */
 export const EXIT_NOT_QUEUED = 75;
 

@@ -1,7 +1,7 @@
 // The command: invocation, exit codes, stdin handling, --wait, --drain, --heartbeat, and the bin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -410,4 +410,36 @@ test('the bin: no argument, a mistyped env value or an unreadable deployment fil
   const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8', env });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /heat-config-notify \[--wait\] DEPLOYMENT\.json < signal\.json/);
+});
+
+test('a result cut short on stdin (its writer killed mid-write) is exit 75 and sends nothing, never {}; the whole one is delivered', async (t) => {
+  // {} is what the original signals for input that is not JSON, and the server takes it for a success without outputs.
+  const fake = await startFake(() => ({ status: 200, body: '{"status":"COMPLETE","duplicate":false}' }));
+  t.after(() => fake.close());
+  const { env, deployment, outbox } = files(hearth(fake.url));
+  const written = join(outbox, '..', 'written');
+  const part = join(outbox, '..', 'part');
+  const whole = JSON.stringify({ deploy_status_code: 0, deploy_stdout: 'x'.repeat(300_000), result: 'whole' });
+  writeFileSync(part, whole.slice(0, 200_000));
+  // A dispatcher piping the result (as 55-heat-config does) that dies after writing part of it.
+  const fs = "require('node:fs')";
+  const writerCode = `process.stdout.write(${fs}.readFileSync(${JSON.stringify(part)}), () => { ${fs}.writeFileSync(${JSON.stringify(written)}, ''); setInterval(() => {}, 1000); });`;
+  const writer = spawn(process.execPath, ['-e', writerCode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => writer.kill('SIGKILL'));
+  const notify = spawn(process.execPath, [BIN, deployment], { env: { ...process.env, ...env }, stdio: [writer.stdout, 'ignore', 'pipe'] });
+  let stderr = '';
+  notify.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => notify.on('close', (code) => resolve(code)));
+  for (let i = 0; i < 300 && !existsSync(written); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(existsSync(written), 'the writer wrote its part');
+  writer.kill('SIGKILL');
+  assert.equal(await exited, EXIT_NOT_QUEUED, stderr);
+  assert.match(stderr, /ends inside its JSON after 200000 bytes: it was cut short .*nothing was queued or sent/);
+  assert.equal(fake.requests.length, 0, 'nothing signalled');
+  assert.deepEqual(existsSync(outbox) ? readdirSync(outbox) : [], [], 'nothing queued');
+  // Handed over again whole, it is delivered with its outputs.
+  const again = await run([deployment], env, whole);
+  assert.equal(again.code, 0);
+  assert.equal(fake.requests.length, 1);
+  assert.equal((JSON.parse(fake.requests[0]!.body.toString()) as { result: string }).result, 'whole');
 });

@@ -140,7 +140,17 @@ async function run(argv: string[], io: MainIo): Promise<number> {
       else log.warn('heartbeat not sent', { deployment: info.id, reason: result.detail });
       return result.sent || result.why === 'unsupported' ? 0 : 1;
     }
-    const { data, warnings } = parseSignalData(await readAll(io.stdin ?? process.stdin));
+    const input = await readAll(io.stdin ?? process.stdin);
+    const { data, warnings, cutShort } = parseSignalData(input);
+    if (cutShort) {
+      // Its writer died mid-write (a dispatcher piping the result, as 55-heat-config does). Signalling {} would
+      // settle the deployment COMPLETE without its outputs; the dispatcher hands the whole result over again.
+      throw new ExitError(
+        EXIT_NOT_QUEUED,
+        `the signal data on stdin of deployment ${info.id} ends inside its JSON after ${input.length} bytes: it was cut short ` +
+          '(did the process writing it die?); nothing was queued or sent: hand the whole result over again',
+      );
+    }
     for (const warning of warnings) log.warn(warning, { deployment: info.id });
     const entry = await queueOrTempFail(info, data, { outbox: ctx.outbox, log, maxBodyBytes: options.maxBodyBytes });
     if (entry === null) {

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { parseSignalData, readAll, wellFormed } from './signal-data.ts';
+import { endsInsideJson, parseSignalData, readAll, wellFormed } from './signal-data.ts';
 
 test('a JSON object is the signal data', () => {
   const parsed = parseSignalData(Buffer.from('{"deploy_stdout":"hi","deploy_status_code":0}'));
-  assert.deepEqual(parsed, { data: { deploy_stdout: 'hi', deploy_status_code: 0 }, warnings: [] });
+  assert.deepEqual(parsed, { data: { deploy_stdout: 'hi', deploy_status_code: 0 }, warnings: [], cutShort: false });
 });
 
 test('invalid UTF-8 bytes become U+FFFD with a warning, and the rest survives', () => {
@@ -43,6 +43,21 @@ test('empty, non-JSON and non-object input signal {} with a warning, as the orig
     const parsed = parseSignalData(Buffer.from(input));
     assert.deepEqual(parsed.data, {}, input);
     assert.match(parsed.warnings.join(), warning, input);
+  }
+});
+
+test('JSON cut short (a string or bracket left open) is told apart from input that is not JSON', () => {
+  const whole = '{"deploy_stdout": "a \\" } ] b", "outputs": {"list": [1, {"k": "v"}]}, "deploy_status_code": 0}\n';
+  assert.equal(endsInsideJson(whole), false);
+  for (let end = 1; end < whole.trimEnd().length; end += 1) {
+    assert.equal(endsInsideJson(whole.slice(0, end)), true, whole.slice(0, end));
+    const parsed = parseSignalData(Buffer.from(whole.slice(0, end)));
+    assert.equal(parsed.cutShort, true, whole.slice(0, end));
+    assert.deepEqual(parsed.data, {});
+  }
+  assert.equal(parseSignalData(Buffer.from(whole)).cutShort, false);
+  for (const input of ['', 'not json', '{oops}', '"text', '[1,2]', 'null', '{"a": 1}}', '  {"a": 1} trailing']) {
+    assert.equal(parseSignalData(Buffer.from(input)).cutShort, false, input);
   }
 });
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -184,4 +184,47 @@ test('service.restarted: a stopped ensureRunning service is started and the hook
     'start --quiet nginx.service',
   ]);
   assert.deepEqual(firedLines(root), [`restarted ${process.getuid?.()}`]);
+});
+
+test('a pass cut short mid-action (cfn-hup and its action killed, or SIGTERM) fires the change again on the next pass, once', async (t) => {
+  // The new metadata is cached before the hooks run: a pass that died then compared the next one with it, saw
+  // no change, and the update was never applied.
+  const api = await startFakeCfnApi();
+  t.after(() => api.close());
+  api.setMetadata('web', 'Server', INIT(2));
+  const init = 'Resources.Server.Metadata.AWS::CloudFormation::Init';
+  const root = setupRoot(api, {
+    'hooks.d/a-slow.conf':
+      `[slow]\ntriggers = post.update\npath = ${init}\n` +
+      `action = [ -e @ROOT@/go ] || { touch @ROOT@/slow-started; sleep 30; }; echo slow >> @ROOT@/fired.log\n`,
+    'hooks.d/b-next.conf': `[next]\ntriggers = post.update\npath = ${init}\naction = echo next >> @ROOT@/fired.log\n`,
+  });
+  mkdirSync(join(root, 'var/cache/heat-cfntools'), { recursive: true });
+  writeFileSync(join(root, 'var/cache/heat-cfntools/last_metadata_Server'), JSON.stringify(INIT(1)));
+  const started = join(root, 'slow-started');
+  for (const stop of ['SIGKILL', 'SIGTERM'] as const) {
+    // Its own process group: SIGKILL reaches cfn-hup and its action at once, as when the machine goes down.
+    const child = spawn(process.execPath, [binPath('cfn-hup'), '--no-daemon'], {
+      env: binEnv({ HEARTH_ROOT: root }),
+      stdio: 'ignore',
+      detached: true,
+    });
+    let done = false;
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve)).finally(() => (done = true));
+    t.after(() => child.kill('SIGKILL'));
+    await waitFor(() => existsSync(started) || done, 30_000);
+    assert.ok(existsSync(started), `${stop}: the slow action runs (again)`);
+    if (stop === 'SIGKILL') process.kill(-child.pid!, 'SIGKILL');
+    else child.kill('SIGTERM');
+    await exited;
+    rmSync(started);
+    assert.deepEqual(firedLines(root), [], `${stop}: no action finished`);
+  }
+  writeFileSync(join(root, 'go'), '');
+  const again = await runBin('cfn-hup', ['--no-daemon'], { env: { HEARTH_ROOT: root } });
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(firedLines(root), ['slow', 'next'], 'the change interrupted twice fires every hook on the next pass');
+  const after = await runBin('cfn-hup', ['--no-daemon'], { env: { HEARTH_ROOT: root } });
+  assert.equal(after.code, 0, after.stderr);
+  assert.deepEqual(firedLines(root), ['slow', 'next'], 'and only once');
 });

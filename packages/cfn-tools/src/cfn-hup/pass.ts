@@ -9,6 +9,7 @@ import { fetchMetadata } from '../shared/fetch-metadata.ts';
 import { metadataCacheFiles, readCachedMetadata } from '../shared/metadata-cache.ts';
 import type { HookConfig, HookTrigger, HupConfig } from './config.ts';
 import { changeEvent } from './events.ts';
+import { clearPending, pendingFile, readPending, savePending } from './pending.ts';
 import { runAction, type ActionResult } from './run-action.ts';
 import { servicesToKeepRunning, type ServiceManager } from './services.ts';
 
@@ -69,6 +70,18 @@ async function fire(ctx: PassContext, hook: HookConfig, event: HookTrigger, repo
   report.fired.push({ hook: hook.name, event, resource: hook.resource, result });
 }
 
+/** savePending; a file that cannot be written (a full disk) is logged and the hooks fire all the same. */
+async function savePendingOrWarn(ctx: PassContext, file: string, before: unknown): Promise<void> {
+  try {
+    await savePending(file, before);
+  } catch (error) {
+    ctx.log.warn('cannot record the change being applied: if this pass is cut short, the next one will not fire it again', {
+      file,
+      error: (error as Error).message,
+    });
+  }
+}
+
 /** Runs one pass over every resource the hooks name, in the order they first appear. */
 export async function runPass(ctx: PassContext): Promise<PassReport> {
   const report: PassReport = { fired: [], errors: [], failed: false };
@@ -76,7 +89,11 @@ export async function runPass(ctx: PassContext): Promise<PassReport> {
   const resources = [...new Set(hooks.map((hook) => hook.resource))];
   for (const resource of resources) {
     const watching = hooks.filter((hook) => hook.resource === resource);
-    const before = readCachedMetadata(metadataCacheFiles(ctx.paths, resource));
+    const pending = pendingFile(ctx.paths, resource);
+    const interrupted = readPending(pending);
+    if (interrupted)
+      ctx.log.info('an earlier pass stopped before all hooks of a change ran: comparing with the metadata before it', { resource });
+    const before = interrupted ? interrupted.before : readCachedMetadata(metadataCacheFiles(ctx.paths, resource));
     let fetched;
     try {
       fetched = await fetchMetadata({
@@ -97,12 +114,22 @@ export async function runPass(ctx: PassContext): Promise<PassReport> {
       continue;
     }
     if (fetched.source === 'server') {
+      let saved = interrupted !== undefined;
       for (const hook of watching) {
         const event = changeEvent(before, fetched.metadata, hook);
         if (event === undefined) continue;
-        if (hook.triggers.includes(event)) await fire(ctx, hook, event, report);
-        else ctx.log.debug('event not subscribed', { hook: hook.name, event });
+        if (!hook.triggers.includes(event)) {
+          ctx.log.debug('event not subscribed', { hook: hook.name, event });
+          continue;
+        }
+        if (!saved) {
+          await savePendingOrWarn(ctx, pending, before);
+          saved = true;
+        }
+        await fire(ctx, hook, event, report);
       }
+      // Stopped mid-way, the hooks left (and the one stopped) fire on the next pass.
+      if (!ctx.signal?.aborted) clearPending(pending);
     } else {
       ctx.log.warn('server unreachable: no change events from local metadata', {
         resource,
