@@ -1,8 +1,10 @@
 // The wait conditions' timer: every half second it fails the IN_PROGRESS conditions whose deadline
 // passed, each in its own write unit, with Heat's reason (how many of the expected signals arrived).
+// Those the restart grace holds (wait-condition-grace.ts) wait for the grace to end.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Store } from '../store/store.ts';
 import { timeOut } from './wait-condition-writes.ts';
+import { WaitConditionGrace } from './wait-condition-grace.ts';
 import { TaskHealth } from './task-health.ts';
 
 /** Due conditions read at a time. */
@@ -28,6 +30,8 @@ export class WaitConditionSweeper {
   constructor(
     private readonly store: Store,
     logError: (error: unknown) => void,
+    /** Holds, after a restart, the deadlines of conditions created before it (default: a grace from now). */
+    private readonly grace = new WaitConditionGrace(),
   ) {
     this.health = new TaskHealth('wait-condition sweeper', logError);
   }
@@ -57,11 +61,14 @@ export class WaitConditionSweeper {
     let seen = 0;
     // A full page means more may be due: the next one is read at once rather than a tick later.
     for (let page = 0; page < MAX_PAGES && !this.stopping; page++) {
+      const now = new Date().toISOString();
       const due = await this.store.reader
         .selectFrom('wait_conditions')
         .select('id')
         .where('status', '=', 'IN_PROGRESS')
-        .where('deadline_at', '<=', new Date().toISOString())
+        .where('deadline_at', '<=', now)
+        // During the grace a due deadline is before its end: the grace holds those of conditions created before the start.
+        .$if(this.grace.lasts(now), (qb) => qb.where('created_at', '>=', this.grace.startedAt))
         .limit(DUE_PAGE)
         .execute();
       for (let from = 0; from < due.length && !this.stopping; from += CHUNK) {
@@ -77,17 +84,17 @@ export class WaitConditionSweeper {
     return seen;
   }
 
-  /** Fails one condition if it is still IN_PROGRESS and past its deadline. */
+  /** Fails one condition if it is still IN_PROGRESS and timed out (past its deadline, not held by the restart grace). */
   private expire(id: string): Promise<void> {
     return this.store.write(async (ctx) => {
       const current = await ctx.trx.selectFrom('wait_conditions').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!current || current.status !== 'IN_PROGRESS' || current.deadline_at > ctx.now) return;
+      if (!current || current.status !== 'IN_PROGRESS' || !this.grace.timedOut(current, ctx.now)) return;
       const signals = await ctx.trx
         .selectFrom('wait_condition_signals')
         .select(['status', 'reason'])
         .where('wait_condition_id', '=', id)
         .execute();
-      await timeOut(ctx, current, signals);
+      await timeOut(ctx, current, signals, this.grace);
     });
   }
 }

@@ -4,6 +4,7 @@ import type { WaitConditionRow } from '../store/schema.ts';
 import { resourceEvent } from './events.ts';
 import { topics } from '../feed/feed.ts';
 import { timeoutReason, type StoredSignal } from './wait-condition-rules.ts';
+import type { WaitConditionGrace } from './wait-condition-grace.ts';
 
 /** An event about a wait condition (its timeline is the events with its id). */
 export function waitConditionEvent(row: WaitConditionRow, type: string, message: string, data: Record<string, unknown> = {}) {
@@ -11,13 +12,17 @@ export function waitConditionEvent(row: WaitConditionRow, type: string, message:
   return resourceEvent(resource, type, message, data);
 }
 
-/** Fails an IN_PROGRESS condition whose deadline passed, with Heat's timeout reason (in the caller's transaction). */
+/**
+ * Fails an IN_PROGRESS condition whose deadline passed, with Heat's timeout reason (in the caller's
+ * transaction); one the restart grace held says so after it.
+ */
 export async function timeOut(
   { trx, now, event, publish }: WriteContext,
   current: WaitConditionRow,
   signals: StoredSignal[],
+  grace: WaitConditionGrace,
 ): Promise<WaitConditionRow> {
-  const reason = timeoutReason(current, signals);
+  const reason = `${timeoutReason(current, signals)}${grace.note(current)}`;
   const next = { ...current, status: 'FAILED', status_reason: reason, generation: current.generation + 1, updated_at: now };
   await trx
     .updateTable('wait_conditions')

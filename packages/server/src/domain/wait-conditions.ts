@@ -11,6 +11,7 @@ import { waitConditionView } from './wait-condition-view.ts';
 import type { WaitSignal } from './wait-condition-signals.ts';
 import { decide } from './wait-condition-rules.ts';
 import { etagOf, timeOut, waitConditionEvent } from './wait-condition-writes.ts';
+import { WaitConditionGrace } from './wait-condition-grace.ts';
 
 /** Wait conditions: count, timeout, failure policy, signals from CFN and Heat handles, long-poll. */
 export class WaitConditionService {
@@ -19,6 +20,8 @@ export class WaitConditionService {
     private readonly feed: Feed,
     private readonly stacks: StackService,
     private readonly transport: TransportContext,
+    /** Holds, after a restart, the deadlines of conditions created before it (default: a grace from now). */
+    private readonly grace = new WaitConditionGrace(),
   ) {}
 
   /** Creates a wait condition in a stack; its timer starts now. */
@@ -120,10 +123,11 @@ export class WaitConditionService {
       const stack = await this.stacks.resolve(projectId, stackRef, trx);
       const current = await this.rowByName(stack, name, trx);
       if (current.status !== 'IN_PROGRESS') throw new HearthError('ERR_WAIT_CONDITION_DONE', { name, status: current.status });
-      // A heartbeat past the deadline does not revive a condition the sweeper has not reached yet.
-      if (current.deadline_at <= now) {
+      // A heartbeat past the deadline does not revive a condition the sweeper has not reached yet
+      // (one the restart grace holds has not timed out: it is extended from now).
+      if (this.grace.timedOut(current, now)) {
         const signals = await trx.selectFrom('wait_condition_signals').selectAll().where('wait_condition_id', '=', current.id).execute();
-        return { row: await timeOut({ trx, now, event, publish }, current, signals), stack: null };
+        return { row: await timeOut({ trx, now, event, publish }, current, signals, this.grace), stack: null };
       }
       const extended = new Date(Date.parse(now) + (body.extend ?? current.timeout_s) * 1000).toISOString();
       const next = {
@@ -172,8 +176,10 @@ export class WaitConditionService {
       }
       if (current.status !== 'IN_PROGRESS')
         throw new HearthError('ERR_WAIT_CONDITION_DONE', { name: current.name, status: current.status });
-      // Past the deadline the condition has timed out, swept or not (Heat checks the timeout first).
-      if (current.deadline_at <= now) return { row: await timeOut({ trx, now, event, publish }, current, stored), stack: null };
+      // Past the deadline the condition has timed out, swept or not (Heat checks the timeout first),
+      // unless the restart grace holds it: then the signal may be one queued during the outage.
+      if (this.grace.timedOut(current, now))
+        return { row: await timeOut({ trx, now, event, publish }, current, stored, this.grace), stack: null };
       const signalId = signal.id ?? nextFreeNumber(stored.map((s) => s.signal_id));
       const record: WaitConditionSignalRow = {
         wait_condition_id: id,
