@@ -214,7 +214,7 @@ test('heatclient software_configs: create, get, list with limit and marker, dele
       { call: 'software_configs.get', args: [ref('full.id')] },
       { call: 'software_configs.list' },
       { call: 'software_configs.list', kwargs: { limit: 1 } },
-      { call: 'software_configs.list', kwargs: { limit: 5, marker: ref('full.id') } },
+      { call: 'software_configs.list', kwargs: { limit: 5, marker: ref('second.id') } },
       { call: 'software_configs.delete', args: [ref('second.id')] },
       { call: 'software_configs.get', args: [ref('second.id')] },
       { call: 'software_configs.delete', args: [ref('second.id')] },
@@ -252,21 +252,21 @@ test('heatclient software_configs: create, get, list with limit and marker, dele
 
     assert.deepEqual(ok(out[2], 'get'), created, 'get returns the config as created');
 
-    // List: Heat's summary keys only, oldest first; limit and marker page.
+    // List: Heat's summary keys only, newest first (Heat sorts by created_at, then id, descending); limit and marker page.
     const listed = ok<Array<Record<string, unknown>>>(out[3], 'list');
     assert.deepEqual(
       listed.map((c) => c.id),
-      [created.id, second.id],
+      [second.id, created.id],
     );
     for (const item of listed) assert.deepEqual(sortedKeys(item), CONFIG_LIST_KEYS);
-    assert.deepEqual(listed[0], { id: created.id, name: 'install', group: 'script', creation_time: created.creation_time });
+    assert.deepEqual(listed[1], { id: created.id, name: 'install', group: 'script', creation_time: created.creation_time });
     assert.deepEqual(
       ok<Array<{ id: string }>>(out[4], 'list limit=1').map((c) => c.id),
-      [created.id],
+      [second.id],
     );
     assert.deepEqual(
       ok<Array<{ id: string }>>(out[5], 'list after marker').map((c) => c.id),
-      [second.id],
+      [created.id],
     );
 
     // Delete: 204 (heatclient returns None); then the id is unknown to get and to a second delete.
@@ -621,7 +621,7 @@ test(
         },
         { call: 'software_configs.create', as: 'other', kwargs: { name: 'other', config: 'true' } },
         { call: 'software_configs.list', kwargs: { limit: 5000 } },
-        { call: 'software_configs.list', kwargs: { limit: 5000, marker: ref('typed.id') } },
+        { call: 'software_configs.list', kwargs: { limit: 5000, marker: ref('other.id') } },
         { call: 'software_deployments.create', as: 'deployment', kwargs: { config_id: ref('typed.id'), server_id: vm.server.id } },
         { call: 'software_deployments.get', args: [ref('deployment.id')] },
         { call: 'software_deployments.metadata', kwargs: { server_id: vm.server.id } },
@@ -636,11 +636,11 @@ test(
       const other = ok<{ id: string }>(out[1], 'create');
       assert.deepEqual(
         ok<Array<{ id: string }>>(out[2], 'list limit=5000').map((c) => c.id),
-        [typed.id, other.id],
+        [other.id, typed.id],
       );
       assert.deepEqual(
         ok<Array<{ id: string }>>(out[3], 'list limit=5000 after a marker').map((c) => c.id),
-        [other.id],
+        [typed.id],
       );
       const deployment = ok(out[4], 'create deployment without status_reason');
       assert.equal(deployment.status_reason, 'Deploy data available');

@@ -19,6 +19,19 @@ export type ParameterType = (typeof PARAMETER_TYPES)[number];
 const ItemBoolean = Type.Union([Type.Boolean(), Type.String({ maxLength: 255 }), Type.Null()]);
 
 /**
+ * A whole number stored as its decimal text where Heat takes text (Heat runs int() through str()).
+ * Bounded to what a JSON number keeps exactly, so the text is the digits sent.
+ */
+const WholeNumberAsText = Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER });
+
+/**
+ * An item's `description` as POST takes it: a string, or a whole number or a boolean, which Heat's
+ * String property turns into text (`5` → `"5"`, `true` → `"True"`); the server stores the text. A
+ * fraction is refused, as Heat refuses it.
+ */
+const HeatItemDescription = Type.Union([Type.String({ maxLength: 4096 }), WholeNumberAsText, Type.Boolean(), Type.Null()]);
+
+/**
  * An input declared by a software config (Heat: name required, type default String). A key given
  * as null is taken as absent, as Heat drops null-valued keys before it applies defaults.
  */
@@ -50,17 +63,34 @@ export const ConfigOutput = Type.Object(
 );
 export type ConfigOutput = Static<typeof ConfigOutput>;
 
+/** A ConfigInput as POST /software_configs takes it: its description may be a whole number or a boolean. */
+export const ConfigInputBody = Type.Object(
+  { ...ConfigInput.properties, description: Type.Optional(HeatItemDescription) },
+  { additionalProperties: false },
+);
+export type ConfigInputBody = Static<typeof ConfigInputBody>;
+
+/** A ConfigOutput as POST /software_configs takes it: its description may be a whole number or a boolean. */
+export const ConfigOutputBody = Type.Object(
+  { ...ConfigOutput.properties, description: Type.Optional(HeatItemDescription) },
+  { additionalProperties: false },
+);
+export type ConfigOutputBody = Static<typeof ConfigOutputBody>;
+
 /** `config` is script text, or an object for structured configs and components. */
 export const ConfigBody = Type.Union([Type.String({ maxLength: 4 * 1024 * 1024 }), JsonObject, Type.Null()]);
 
-/** POST /v1/{project}/software_configs body; every key optional, as in Heat. */
+/**
+ * POST /v1/{project}/software_configs body; every key optional, as in Heat. A whole-number `name`
+ * is stored as its text, as Heat's string field stores it (`2024` → `"2024"`).
+ */
 export const SoftwareConfigCreate = Type.Object(
   {
-    name: Type.Optional(Type.Union([Name, Type.Null()])),
+    name: Type.Optional(Type.Union([Name, WholeNumberAsText, Type.Null()])),
     group: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
     config: Type.Optional(ConfigBody),
-    inputs: Type.Optional(Type.Union([Type.Array(ConfigInput, { maxItems: 1000 }), Type.Null()])),
-    outputs: Type.Optional(Type.Union([Type.Array(ConfigOutput, { maxItems: 1000 }), Type.Null()])),
+    inputs: Type.Optional(Type.Union([Type.Array(ConfigInputBody, { maxItems: 1000 }), Type.Null()])),
+    outputs: Type.Optional(Type.Union([Type.Array(ConfigOutputBody, { maxItems: 1000 }), Type.Null()])),
     options: Type.Optional(Type.Union([JsonObject, Type.Null()])),
   },
   { additionalProperties: false },

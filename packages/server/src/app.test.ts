@@ -107,7 +107,7 @@ test('bad input gets a coded 4xx and changes nothing', async () => {
       ],
       [
         'wrong type',
-        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { name: 5 } },
+        { method: 'POST', url: '/v1/default/software_configs', headers: ADMIN, payload: { name: true } },
         400,
         'ERR_REQUEST_INVALID',
       ],

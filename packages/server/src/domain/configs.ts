@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   heatTime,
-  type ConfigInput,
-  type ConfigOutput,
+  type ConfigInputBody,
+  type ConfigOutputBody,
   type SoftwareConfig,
   type SoftwareConfigCreate,
   type SoftwareConfigSummary,
@@ -27,14 +27,20 @@ function itemBoolean(item: string, key: string, value: boolean | string): boolea
   return converted.value as boolean;
 }
 
+/** A text key given as a whole number or a boolean, as the text Heat stores (`5` → `"5"`, `true` → `"True"`). */
+function heatText(value: string | number | boolean): string {
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  return String(value);
+}
+
 /**
  * Normalises an input as Heat stores it: null-valued keys dropped, type defaulted, a default of a
  * given type converted to that type (a default without a type is kept as sent, as Heat keeps it).
  */
-export function normalizeInput(input: ConfigInput): StoredInput {
+export function normalizeInput(input: ConfigInputBody): StoredInput {
   const type = input.type ?? 'String';
   const stored: StoredInput = { name: input.name, type };
-  if (input.description !== undefined && input.description !== null) stored.description = input.description;
+  if (input.description !== undefined && input.description !== null) stored.description = heatText(input.description);
   if (input.default !== undefined && input.default !== null) {
     // Heat lets the legacy empty-string default through for any type.
     const converted =
@@ -50,13 +56,13 @@ export function normalizeInput(input: ConfigInput): StoredInput {
 }
 
 /** Normalises an output: type defaulted, `error_output` always present, a real boolean. */
-export function normalizeOutput(output: ConfigOutput): StoredOutput {
+export function normalizeOutput(output: ConfigOutputBody): StoredOutput {
   const errorOutput =
     output.error_output === undefined || output.error_output === null
       ? false
       : itemBoolean(`output ${output.name}`, 'error_output', output.error_output);
   const stored: StoredOutput = { name: output.name, type: output.type ?? 'String', error_output: errorOutput };
-  if (output.description !== undefined && output.description !== null) stored.description = output.description;
+  if (output.description !== undefined && output.description !== null) stored.description = heatText(output.description);
   return stored;
 }
 
@@ -136,11 +142,12 @@ export class ConfigService {
       outputs.map((o) => o.name),
     );
     const id = randomUUID();
+    const name = body.name === undefined || body.name === null ? null : heatText(body.name);
     const row = await this.store.write(async ({ trx, now, event }) => {
       const values: ConfigRow = {
         id,
         project_id: projectId,
-        name: body.name ?? null,
+        name,
         group_name: body.group ?? UNGROUPED,
         config: body.config === undefined || body.config === null ? null : JSON.stringify(body.config),
         inputs: JSON.stringify(inputs),
@@ -153,7 +160,7 @@ export class ConfigService {
         resourceEvent(
           { project_id: projectId, resource_type: 'software_config', resource_id: id, server_id: null },
           'config.created',
-          `Software config ${body.name ?? id} created (group ${values.group_name})`,
+          `Software config ${name ?? id} created (group ${values.group_name})`,
           { group: values.group_name },
         ),
       );
@@ -199,8 +206,9 @@ export class ConfigService {
   }
 
   /**
-   * Lists a project's configs, oldest first: all of them, as Heat does (heatclient's `software config
-   * list` does not page), or at most `limit`, after the config `marker` (the last id seen).
+   * Lists a project's configs newest first, as Heat does (its default sort: `created_at` then `id`,
+   * both descending): all of them (heatclient's `software config list` does not page), or at most
+   * `limit`, after the config `marker` (the last id seen), so the next page holds older ones.
    */
   async list(projectId: string, limit?: number, marker?: string): Promise<SoftwareConfigSummary[]> {
     let query = this.store.reader
@@ -216,10 +224,10 @@ export class ConfigService {
         .executeTakeFirst();
       if (!after) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: marker });
       query = query.where((eb) =>
-        eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
+        eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]),
       );
     }
-    query = query.orderBy('created_at').orderBy('id');
+    query = query.orderBy('created_at', 'desc').orderBy('id', 'desc');
     if (limit !== undefined) query = query.limit(limit);
     const rows = await query.execute();
     return rows.map((r) => ({ id: r.id, name: r.name, group: r.group_name, creation_time: heatTime(new Date(r.created_at)) }));

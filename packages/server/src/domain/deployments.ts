@@ -218,7 +218,9 @@ export class DeploymentService {
         next.fetched_at = null;
         next.last_heartbeat_at = null;
         next.status = next.signal_transport === 'NO_SIGNAL' ? 'COMPLETE' : 'IN_PROGRESS';
-        next.status_reason = next.signal_transport === 'NO_SIGNAL' ? NO_SIGNAL_REASON : NEW_ACTION_REASON;
+        // The reason goes with the status hearth chose; a status the caller gives keeps the stored
+        // reason unless one is given too, as Heat's update does (no FAILED "Deploy data available").
+        if (!body.status) next.status_reason = next.signal_transport === 'NO_SIGNAL' ? NO_SIGNAL_REASON : NEW_ACTION_REASON;
       }
       if (body.status) next.status = body.status;
       if (body.status_reason) next.status_reason = body.status_reason;

@@ -31,8 +31,11 @@ const storedConfigs = async (app: FastifyInstance) => app.services.store.reader.
 test('software_configs and software_deployments take a limit above 1000: everything, and marker still pages', async () => {
   const { app, done } = await testApp();
   try {
-    const configIds = [await createConfig(app), await createConfig(app), await createConfig(app)];
-    const deploymentIds = [await createDeployment(app, configIds[0]!, 'vm-1'), await createDeployment(app, configIds[1]!, 'vm-1')];
+    const created = [await createConfig(app), await createConfig(app), await createConfig(app)];
+    const deploymentIds = [await createDeployment(app, created[0]!, 'vm-1'), await createDeployment(app, created[1]!, 'vm-1')];
+    // As Heat lists them: newest first (ties in one millisecond by id, also descending).
+    const configIds = ids(await get(app, '/software_configs'), 'software_configs');
+    assert.deepEqual([...configIds].sort(), [...created].sort());
     for (const limit of ['5000', '1001', String(2 ** 31), '99999999999999999999']) {
       const all = await get(app, `/software_configs?limit=${limit}`);
       assert.equal(all.statusCode, 200, `limit=${limit}: ${all.body}`);
