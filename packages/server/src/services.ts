@@ -14,6 +14,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { StackService } from './domain/stacks.ts';
 import { WaitConditionService } from './domain/wait-conditions.ts';
 import { WaitConditionSweeper } from './domain/wait-condition-sweeper.ts';
+import { WaitConditionGrace } from './domain/wait-condition-grace.ts';
 import { deploymentSignalInputs, type TransportContext } from './domain/transports.ts';
 import { GuestCredentials } from './auth/guest-credentials.ts';
 import type { AlarmEvaluator } from './domain/alarm-evaluator.ts';
@@ -24,6 +25,7 @@ import { ScalingAdjuster } from './domain/scaling-adjust.ts';
 import { ScalingGroupService } from './domain/scaling-groups.ts';
 import { ScalingPolicyService } from './domain/scaling-policies.ts';
 import { ActuatorDeliverer } from './domain/scaling-deliverer.ts';
+import { ScalingRecovery } from './domain/scaling-recovery.ts';
 import { EventsRetention } from './domain/events-retention.ts';
 
 /** What the services need to start. */
@@ -69,6 +71,7 @@ export interface Services {
   scalingGroups: ScalingGroupService;
   scalingPolicies: ScalingPolicyService;
   actuatorDeliverer: ActuatorDeliverer;
+  scalingRecovery: ScalingRecovery;
   eventsRetention: EventsRetention;
   metrics: Metrics;
   projects: ProjectDirectory;
@@ -102,14 +105,21 @@ export async function createServices(options: ServicesOptions): Promise<Services
   const deployments = new DeploymentService(store, configs, feed, stacks, secrets);
   const signals = new SignalService(store);
   const metadata = new MetadataService(store, configs, feed, signalInputs, (serverId) => servers.collectorSettings(serverId));
-  const waitConditions = new WaitConditionService(store, feed, stacks, transport);
-  const waitConditionSweeper = new WaitConditionSweeper(store, options.logError);
+  // One restart grace for the API's checks and the sweeper's, as long as the deployments' (AppOptions.restartGraceMs).
+  const waitConditionGrace = new WaitConditionGrace(options.restartGraceMs);
+  const waitConditions = new WaitConditionService(store, feed, stacks, transport, waitConditionGrace);
+  const waitConditionSweeper = new WaitConditionSweeper(store, options.logError, waitConditionGrace);
   const guestCredentials = new GuestCredentials(store, servers, secrets);
   const { metricSamples, alarms, alarmEvaluator } = createAlarmServices(store, options.alarms ?? {}, options.logError);
   const scalingAdjuster = new ScalingAdjuster(store, servers, options.logError);
   const scalingGroups = new ScalingGroupService(store, stacks, secrets, scalingAdjuster);
   const scalingPolicies = new ScalingPolicyService(store, stacks, scalingGroups, scalingAdjuster, transport);
   const actuatorDeliverer = new ActuatorDeliverer(store, feed, transport, options.logError);
+  const scalingRecovery = new ScalingRecovery(
+    store,
+    (groupId, cause) => scalingAdjuster.recoverLeftovers(groupId, cause),
+    options.logError,
+  );
   feed.subscribeAll((topic) => {
     servers.onFeedTopic(topic);
     configs.onFeedTopic(topic);
@@ -145,6 +155,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
   waitConditionSweeper.start();
   alarmEvaluator.start();
   actuatorDeliverer.start();
+  scalingRecovery.start();
   eventsRetention.start();
   return {
     store,
@@ -166,6 +177,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
     scalingGroups,
     scalingPolicies,
     actuatorDeliverer,
+    scalingRecovery,
     eventsRetention,
     metrics,
     projects: new ProjectDirectory(store),
@@ -177,6 +189,7 @@ export async function createServices(options: ServicesOptions): Promise<Services
       await waitConditionSweeper.stop();
       await alarmEvaluator.stop();
       await actuatorDeliverer.stop();
+      await scalingRecovery.stop();
       await servers.flushSeen().catch(options.logError);
       feed.close();
       await store.close();

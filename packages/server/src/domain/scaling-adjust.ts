@@ -28,16 +28,19 @@ export class ScalingAdjuster {
     private readonly store: Store,
     servers: ServerService,
     private readonly logError: (error: unknown) => void,
+    /** How long the "scaling in progress" lease lasts (default SCALING_LEASE_MS; tests shorten it). */
+    private readonly leaseMs = SCALING_LEASE_MS,
   ) {
-    this.bootstrapper = new MemberBootstrapper(store, servers, logError);
+    this.bootstrapper = new MemberBootstrapper(store, servers, logError, leaseMs);
   }
 
   /**
    * Deletes the member records that changes left unfinished (a crash between a bootstrap's writes),
-   * of one group or all; returns how many. Every adjustment runs it for its group, before and after.
+   * of one group or all; returns how many. Every adjustment runs it for its group, before and after;
+   * ScalingRecovery after a start. `cause` ends the event's message.
    */
-  recoverLeftovers(groupId?: string): Promise<number> {
-    return this.bootstrapper.recoverLeftovers(groupId);
+  recoverLeftovers(groupId?: string, cause?: string): Promise<number> {
+    return this.bootstrapper.recoverLeftovers(groupId, cause);
   }
 
   /** Runs one adjustment; with member_bootstrap, scale-ups create the new members' server records first. */
@@ -74,7 +77,7 @@ export class ScalingAdjuster {
         const leaseId = randomUUID();
         await ctx.trx
           .updateTable('scaling_groups')
-          .set({ scaling_lease_id: leaseId, scaling_lease_until: new Date(Date.parse(ctx.now) + SCALING_LEASE_MS).toISOString() })
+          .set({ scaling_lease_id: leaseId, scaling_lease_until: new Date(Date.parse(ctx.now) + this.leaseMs).toISOString() })
           .where('id', '=', group.id)
           .execute();
         // Reserved with the lease: a crash from here on leaves rows recoverLeftovers finds.

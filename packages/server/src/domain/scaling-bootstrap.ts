@@ -12,7 +12,7 @@ import type { ScalingGroupRow } from '../store/schema-scaling.ts';
 import type { WriteContext } from '../store/write-queue.ts';
 import type { ServerService } from './servers.ts';
 import { isHearthError } from './errors.ts';
-import { bootstrapOf, groupEvent, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
+import { bootstrapOf, groupEvent, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
 
 /** scaling_members.bootstrap of a reserved record that is no member yet (0: added by the provisioner, 1: made by hearth). */
 export const MEMBER_JOINING = 2;
@@ -70,6 +70,8 @@ export class MemberBootstrapper {
     private readonly store: Store,
     private readonly servers: ServerService,
     private readonly logError: (error: unknown) => void,
+    /** How long the scaling lease lasts (default SCALING_LEASE_MS); renewed at a third of it while members are made. */
+    private readonly leaseMs = SCALING_LEASE_MS,
   ) {}
 
   /** Creates the reserved members' records, then writes the capacity with `write` against the bounds as they are then. */
@@ -83,8 +85,15 @@ export class MemberBootstrapper {
   ): Promise<AdjustResult> {
     const bootstrap = bootstrapOf(group)!;
     const created: NewMember[] = [];
+    let renewAt = Date.now() + this.leaseMs / 3;
     try {
       for (const member of reserved) {
+        // Making many records can outlast the lease, and a lapsed one is taken for a crash's (recoverLeftovers,
+        // a restarted replica's ScalingRecovery): renewed while this runs. Lost, the capacity write finds it superseded.
+        if (Date.now() >= renewAt) {
+          if (!(await this.renewLease(group.id, leaseId))) break;
+          renewAt = Date.now() + this.leaseMs / 3;
+        }
         await this.servers.create(group.project_id, {
           id: member.id,
           name: member.name,
@@ -162,9 +171,10 @@ export class MemberBootstrapper {
   /**
    * Deletes the records reserved members left while no change holds their group (a crash, a change
    * given up or superseded), and releases a lease that lapsed, so that the change that held it, if it
-   * still runs, cannot make them members. Of one group, or of every group. Returns how many it deleted.
+   * still runs, cannot make them members. Of one group, or of every group; `cause` ends the event's
+   * message (how they were found). Returns how many it deleted.
    */
-  async recoverLeftovers(groupId?: string): Promise<number> {
+  async recoverLeftovers(groupId?: string, cause?: string): Promise<number> {
     const nowIso = new Date().toISOString();
     // Read first: every adjustment calls this, and there is almost never anything to do.
     if ((await this.leftovers(this.store.reader, nowIso, groupId)).length === 0) return 0;
@@ -183,11 +193,8 @@ export class MemberBootstrapper {
             .where('id', '=', group.id)
             .execute();
         const count = rows.filter((row) => row.group_id === group.id).length;
-        event(
-          groupEvent(group, 'scaling_group.recovered', `${count} member record(s) a change of ${group.name} left unfinished deleted`, {
-            count,
-          }),
-        );
+        const message = `${count} member record(s) a change of ${group.name} left unfinished deleted${cause ? ` ${cause}` : ''}`;
+        event(groupEvent(group, 'scaling_group.recovered', message, { count }));
       }
       // A reservation whose record was never made (a crash before its create) goes here; a record's delete drops its own.
       const unmade = rows.filter((row) => row.project_id === null).map((row) => row.server_id);
@@ -210,6 +217,19 @@ export class MemberBootstrapper {
       .where((eb) => eb.or([eb('g.scaling_lease_until', 'is', null), eb('g.scaling_lease_until', '<=', now)]));
     if (groupId !== undefined) query = query.where('m.group_id', '=', groupId);
     return query.execute();
+  }
+
+  /** Extends the group's scaling lease by leaseMs from now if `leaseId` still holds it; false when it does not. */
+  private renewLease(groupId: string, leaseId: string): Promise<boolean> {
+    return this.store.write(async ({ trx, now }) => {
+      const renewed = await trx
+        .updateTable('scaling_groups')
+        .set({ scaling_lease_until: new Date(Date.parse(now) + this.leaseMs).toISOString() })
+        .where('id', '=', groupId)
+        .where('scaling_lease_id', '=', leaseId)
+        .executeTakeFirst();
+      return renewed.numUpdatedRows > 0n;
+    });
   }
 
   /** Gives up a bootstrap: deletes the records made for it and the reservations, and releases the lease if still ours. */
