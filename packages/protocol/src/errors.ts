@@ -25,8 +25,7 @@ export const ERRORS = {
   },
   ERR_REQUEST_TIMEOUT: {
     status: 408,
-    message:
-      'The request did not arrive in time (its headers within {headers_seconds} s, all of it within {request_seconds} s): send it again.',
+    message: 'The request headers did not arrive within {headers_seconds} s: send the request again.',
   },
   ERR_ROUTE_NOT_FOUND: { status: 404, message: 'No such endpoint: {method} {path}. See /docs for the API.' },
   ERR_METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} is not allowed on {path}.' },

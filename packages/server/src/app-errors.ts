@@ -143,17 +143,13 @@ export function installErrorHandlers(app: FastifyInstance): void {
 }
 
 /**
- * What Node's HTTP parser refused, as a coded error; the error's code is the parser's (HPE_*) or Node's. Node
- * gives the same code for headers slower than `headersTimeout` and a request slower than `requestTimeout`, so
- * the message names both limits.
+ * What Node's HTTP parser refused, as a coded error; the error's code is the parser's (HPE_*) or Node's. Node's
+ * timeout code is the headers' here: fastify turns Node's whole-request limit off (requestTimeout 0), so only
+ * headers slower than `headersTimeout` get it.
  */
-export function clientErrorOf(code: string, timeouts: { headersTimeout: number; requestTimeout: number }): HearthError {
+export function clientErrorOf(code: string, timeouts: { headersTimeout: number }): HearthError {
   if (code === 'HPE_HEADER_OVERFLOW') return new HearthError('ERR_REQUEST_HEADERS_TOO_LARGE', { limit: maxHeaderSize });
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return new HearthError('ERR_REQUEST_TIMEOUT', {
-      headers_seconds: timeouts.headersTimeout / 1000,
-      request_seconds: timeouts.requestTimeout / 1000,
-    });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HearthError('ERR_REQUEST_TIMEOUT', { headers_seconds: timeouts.headersTimeout / 1000 });
   return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
 }
 
