@@ -1,75 +1,15 @@
-// hearth-server killed (SIGKILL) while a member_bootstrap scale-up makes its members left their records
-// outside the group, with live agent credentials, until the group's next change: a group that never
-// changed again kept them for ever. Now a restarted server deletes them once the dead change's lease
-// lapses, with no change; and the recovery waits for a lease a live change holds and renews.
+// The restart recovery of member_bootstrap changes (ScalingRecovery) on a store: it recovers a group no
+// lease holds at once and waits for a held one's lapse, and a live change renews its lease so that the
+// recovery never takes it for a crash's. The real-process kill and restart is in scaling-bootstrap-crash.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Event, ScalingGroup, Server } from '@hearth/protocol';
-import { freePort, operatorCall, removeServerData, spawnServer, type ServerProcess } from '../../../../test/helpers/server.ts';
 import { ADMIN, testApp } from '../test-support.ts';
 import { MEMBER_JOINING } from './scaling-bootstrap.ts';
 import { ScalingAdjuster } from './scaling-adjust.ts';
-import { SCALING_LEASE_MS } from './scaling-change.ts';
 import { ScalingRecovery } from './scaling-recovery.ts';
 import { TaskNotice } from './task-health.ts';
 
-const GROUP = '/v1/default/stacks/web/scaling_groups/g';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const serverIds = async (server: ServerProcess) =>
-  (await operatorCall<{ servers: Server[] }>(server, 'GET', '/v1/default/servers?limit=1000')).servers.map((s) => s.id);
-
-test('hearth-server killed while a scale-up makes its members: once restarted, it deletes the records left outside the group when the dead lease lapses, with no change', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-scaling-recovery-'));
-  let server: ServerProcess | undefined;
-  try {
-    server = await spawnServer(dataDir, await freePort());
-    await operatorCall(server, 'POST', '/v1/default/stacks', { stack_name: 'web' });
-    // The actuator is a closed loopback port: its deliveries are retried, nothing is sent anywhere else.
-    await operatorCall(server, 'POST', '/v1/default/stacks/web/scaling_groups', {
-      name: 'g',
-      min_size: 0,
-      max_size: 400,
-      actuator: { url: 'http://127.0.0.1:9/' },
-      member_bootstrap: {},
-    });
-    const leaseTaken = Date.now();
-    // 400 records, one transaction each: the kill lands while they are being made, before the capacity write.
-    const scaleUp = operatorCall(server, 'PATCH', GROUP, { desired_capacity: 400 }).catch(() => undefined);
-    for (let polls = 0; polls < 1000 && (await serverIds(server)).length === 0; polls++) await sleep(5);
-    server.child.kill('SIGKILL');
-    await server.exited;
-    await scaleUp;
-
-    server = await spawnServer(dataDir, await freePort());
-    const left = await serverIds(server);
-    const group = (await operatorCall<{ scaling_group: ScalingGroup }>(server, 'GET', GROUP)).scaling_group;
-    assert.ok(left.length > 0 && group.desired_capacity === 0, `the kill landed in the window: ${left.length} records`);
-
-    // Nothing asks the group for a change: the records go by themselves once the dead change's lease lapsed.
-    const deadline = leaseTaken + SCALING_LEASE_MS + 30_000;
-    while (Date.now() < deadline && (await serverIds(server)).length > 0) await sleep(500);
-    assert.deepEqual(await serverIds(server), [], 'no server record left outside the group');
-    assert.ok(Date.now() >= leaseTaken + SCALING_LEASE_MS, 'not before the lease lapsed');
-    const events = await operatorCall<{ events: Event[] }>(server, 'GET', '/v1/default/events?type=scaling_group.recovered');
-    // The count is of reservations, made into records or not yet (the kill stopped the creates).
-    assert.equal(events.events.length, 1, JSON.stringify(events.events));
-    assert.match(
-      events.events[0]!.message,
-      /^\d+ member record\(s\) a change of g left unfinished deleted without waiting for a change of the group$/,
-    );
-    const after = (await operatorCall<{ scaling_group: ScalingGroup }>(server, 'GET', GROUP)).scaling_group;
-    assert.equal(after.desired_capacity, 0);
-    assert.deepEqual(after.members, []);
-  } finally {
-    server?.child.kill('SIGKILL');
-    await server?.exited;
-    await removeServerData(dataDir);
-  }
-});
 
 test('ScalingRecovery: recovers a free group at once, waits for a held lease through its renewal, passes only at lapses, stops on stop()', async () => {
   const { app, done } = await testApp({ background: false });
