@@ -132,6 +132,53 @@ test('ScalingRecovery: recovers a free group at once, waits for a held lease thr
   }
 });
 
+test("ScalingRecovery: with nothing held it looks again after idleMs, so another replica's crash is recovered without a restart", async () => {
+  const { app, done } = await testApp({ background: false });
+  let recovery: ScalingRecovery | undefined;
+  try {
+    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      payload: { name: 'g', min_size: 0, max_size: 5, actuator: { url: 'http://127.0.0.1:9/' }, member_bootstrap: {} },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const registered = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name: 'left' } });
+    const left = registered.json<{ server: { id: string } }>().server.id;
+    const store = app.services.store;
+    const adjuster = new ScalingAdjuster(store, app.services.servers, (error) => assert.fail(String(error)));
+    let passes = 0;
+    recovery = new ScalingRecovery(
+      store,
+      (groupId, cause) => {
+        passes++;
+        return adjuster.recoverLeftovers(groupId, cause);
+      },
+      () => undefined,
+      300,
+    );
+    recovery.start();
+    for (let polls = 0; polls < 100 && passes === 0; polls++) await sleep(10);
+    // After this process's start pass: another replica takes the lease, reserves a member, and dies.
+    const { id } = await store.reader.selectFrom('scaling_groups').select('id').executeTakeFirstOrThrow();
+    await store.write(async ({ trx, now }) => {
+      await trx
+        .updateTable('scaling_groups')
+        .set({ scaling_lease_id: 'dead replica', scaling_lease_until: new Date(Date.parse(now) - 1000).toISOString() })
+        .where('id', '=', id)
+        .execute();
+      await trx.insertInto('scaling_members').values({ group_id: id, server_id: left, bootstrap: MEMBER_JOINING, added_at: now }).execute();
+    });
+    const gone = async () => (await store.reader.selectFrom('servers').select('id').where('id', '=', left).execute()).length === 0;
+    for (let polls = 0; polls < 200 && !(await gone()); polls++) await sleep(25);
+    assert.ok(await gone(), `recovered without a restart or a change (${passes} passes)`);
+  } finally {
+    await recovery?.stop();
+    await done();
+  }
+});
+
 test('a scale-up that makes its members for longer than its lease renews the lease: a recovery meanwhile deletes none of them', async () => {
   const { app, done } = await testApp({ background: false });
   let recovery: ScalingRecovery | undefined;

@@ -3,9 +3,12 @@
 // group or it lapsed, else by a timer set at the lapse of the lease that holds it (SCALING_LEASE_MS
 // after the dead process took it). A change that really runs (another replica on the same
 // PostgreSQL) renews its lease while it makes its members, so the timer finds it held and waits for
-// its new end; once the change is done there is nothing left to recover.
+// its new end; once the change is done there is nothing left to recover. With nothing held it looks
+// again once a lease length later: a replica that crashed and never comes back leaves its reservations
+// to the others, which did not restart.
 import type { Store } from '../store/store.ts';
 import { MEMBER_JOINING } from './scaling-bootstrap.ts';
+import { SCALING_LEASE_MS } from './scaling-change.ts';
 import { TaskHealth, TaskNotice } from './task-health.ts';
 
 /** Waited after a lease's end before looking again, so that the lease has lapsed by this clock too. */
@@ -18,7 +21,7 @@ const RETRY_MS = 5000;
 /** What the recovery calls: deletes the records of reservations no live change holds; returns how many. */
 export type RecoverLeftovers = (groupId: string | undefined, cause: string) => Promise<number>;
 
-/** Recovers the member records unfinished changes left, once at start and then at each lapse of a lease holding some. */
+/** Recovers the member records unfinished changes left: at start, at each lapse of a lease holding some, else every idleMs. */
 export class ScalingRecovery {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
@@ -29,11 +32,13 @@ export class ScalingRecovery {
     private readonly store: Store,
     private readonly recover: RecoverLeftovers,
     private readonly log: (error: unknown) => void,
+    /** With no lease holding reserved members, the wait before the next look (one cheap read). */
+    private readonly idleMs = SCALING_LEASE_MS,
   ) {
     this.health = new TaskHealth('scaling recovery', log);
   }
 
-  /** Starts: a pass now, and one more at each lapse of a lease that holds reserved members then. */
+  /** Starts: a pass now, one more at each lapse of a lease that holds reserved members then, else after idleMs. */
   start(): void {
     this.stopped = false;
     this.schedule(0);
@@ -74,7 +79,7 @@ export class ScalingRecovery {
       this.schedule(RETRY_MS);
       return;
     }
-    if (next !== undefined) this.schedule(Math.max(MIN_WAIT_MS, next - Date.now() + LAPSE_MARGIN_MS));
+    this.schedule(next === undefined ? this.idleMs : Math.max(MIN_WAIT_MS, next - Date.now() + LAPSE_MARGIN_MS));
   }
 
   /** When the first lease that holds reserved members ends (ms since the epoch), or undefined when none does. */
