@@ -11,7 +11,8 @@ export const ERRORS = {
   },
   ERR_AUTH_INVALID: {
     status: 401,
-    message: 'The credential is not valid: check the token, or register the server again to get a new credential.',
+    message:
+      'The credential is not valid, or was revoked with what it was issued for (a server, a deployment action, a wait condition): check it or get a new one.',
   },
   ERR_AUTH_FORBIDDEN: { status: 403, message: 'This credential may not do that: {reason}.' },
   ERR_PROJECT_NOT_FOUND: { status: 404, message: 'Project {project} does not exist.' },

@@ -220,6 +220,9 @@ test('wait condition: the CFN handle URL takes cfn-signal bodies; a tampered or 
     assert.equal(revoked.statusCode, 403);
     const revokedToken = await injectUrl(app, 'POST', otherHandle.endpoint, {}, { 'x-auth-token': otherHandle.token });
     assert.equal(revokedToken.statusCode, 401);
+    // No server is involved: the message must not send its reader to register one.
+    assert.doesNotMatch(revokedToken.body, /register the server/);
+    assert.match(revokedToken.json<{ error: { message: string } }>().error.message, /revoked with what it was issued for/);
   } finally {
     await done();
   }
