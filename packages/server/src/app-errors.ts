@@ -149,7 +149,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
  */
 export function clientErrorOf(code: string, timeouts: { headersTimeout: number }): HearthError {
   if (code === 'HPE_HEADER_OVERFLOW') return new HearthError('ERR_REQUEST_HEADERS_TOO_LARGE', { limit: maxHeaderSize });
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HearthError('ERR_REQUEST_TIMEOUT', { headers_seconds: timeouts.headersTimeout / 1000 });
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new HearthError('ERR_REQUEST_TIMEOUT', { headers_seconds: timeouts.headersTimeout / 1000 });
   return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
 }
 
