@@ -469,7 +469,7 @@ test(
 );
 
 test(
-  'heatclient errors: a bad token is HTTPUnauthorized, bad input HTTPBadRequest, each with hearth’s coded message',
+  'heatclient errors: a bad token is HTTPUnauthorized, bad input HTTPBadRequest, an id that is not a UUID HTTPNotFound, each with hearth’s coded message',
   { skip },
   async () => {
     const server = await startServer();
@@ -487,6 +487,11 @@ test(
         { call: 'software_deployments.update', args: [unknown], kwargs: { status: 'COMPLETE' } },
         { call: 'software_configs.list' },
         { call: 'software_deployments.list' },
+        { call: 'software_deployments.delete', args: ['not-a-uuid'] },
+        // Parameters Heat does not know are ignored, as Heat's whitelists do; any server id filters.
+        { call: 'software_configs.list', kwargs: { global_tenant: true, sort_dir: 'asc' } },
+        { call: 'software_deployments.metadata', args: ['not a server'] },
+        { call: 'software_deployments.list', kwargs: { server_id: 'not a server', show_deleted: true } },
       ]);
 
       // heatclient turns any 401 into "Authentication failed: <body>": the body carries hearth's code and message.
@@ -505,7 +510,13 @@ test(
       badRequest(1, 'ERR_REQUEST_INVALID', /^ERROR: The request is not valid: body\/inputs\/0\/type must be one of "String", .*\.$/);
       badRequest(2, 'ERR_CONFIG_INVALID', /^ERROR: The software config is not valid: input n: default: .*Number.*\.$/);
       badRequest(3, 'ERR_REQUEST_INVALID', /^ERROR: The request is not valid: body\/inputs must be array/);
-      badRequest(4, 'ERR_REQUEST_INVALID', /^ERROR: The request is not valid: params\/id /);
+      // As Heat: an id that is not a UUID is one that does not exist (scripts catch HTTPNotFound).
+      assert.deepEqual(raised(out[4], 'get of a config id that is not a UUID'), {
+        class: 'HTTPNotFound',
+        code: 404,
+        type: 'ERR_CONFIG_NOT_FOUND',
+        message: `ERROR: ${formatErrorMessage('ERR_CONFIG_NOT_FOUND', { id: 'not-a-uuid' })}`,
+      });
       assert.deepEqual(raised(out[5], 'deployment of an unknown config'), {
         class: 'HTTPNotFound',
         code: 404,
@@ -516,6 +527,13 @@ test(
       assert.equal(raised(out[7], 'update of an unknown deployment').class, 'HTTPNotFound');
       // Refused input stored nothing.
       assert.deepEqual([ok(out[8], 'configs'), ok(out[9], 'deployments')], [[], []]);
+      assert.deepEqual(raised(out[10], 'delete of a deployment id that is not a UUID'), {
+        class: 'HTTPNotFound',
+        code: 404,
+        type: 'ERR_DEPLOYMENT_NOT_FOUND',
+        message: `ERROR: ${formatErrorMessage('ERR_DEPLOYMENT_NOT_FOUND', { id: 'not-a-uuid' })}`,
+      });
+      assert.deepEqual([ok(out[11], 'configs, unknown parameters'), ok(out[12], 'metadata'), ok(out[13], 'deployments')], [[], [], []]);
     } finally {
       await server.close();
     }

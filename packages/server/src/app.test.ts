@@ -208,7 +208,8 @@ test('bad input gets a coded 4xx and changes nothing', async () => {
         404,
         'ERR_DEPLOYMENT_NOT_FOUND',
       ],
-      ['id that is not a uuid', { url: '/v1/default/software_deployments/nope', headers: ADMIN }, 400, 'ERR_REQUEST_INVALID'],
+      // As Heat: an id that is not a UUID is one that does not exist.
+      ['id that is not a uuid', { url: '/v1/default/software_deployments/nope', headers: ADMIN }, 404, 'ERR_DEPLOYMENT_NOT_FOUND'],
       ['unknown project', { url: '/v1/other/software_configs', headers: ADMIN }, 404, 'ERR_PROJECT_NOT_FOUND'],
       ['no token', { url: '/v1/default/software_configs' }, 401, 'ERR_AUTH_MISSING'],
       ['bad token', { url: '/v1/default/software_configs', headers: { 'x-auth-token': 'wrong' } }, 401, 'ERR_AUTH_INVALID'],
