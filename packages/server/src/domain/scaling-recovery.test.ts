@@ -3,6 +3,7 @@
 // recovery never takes it for a crash's. The real-process kill and restart is in scaling-bootstrap-crash.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
 import { ADMIN, testApp } from '../test-support.ts';
 import { MEMBER_JOINING } from './scaling-bootstrap.ts';
 import { ScalingAdjuster } from './scaling-adjust.ts';
@@ -11,20 +12,25 @@ import { TaskNotice } from './task-health.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Stack `web` with member_bootstrap groups of these names (actuator: a closed loopback port, nothing is sent). */
+async function createGroups(app: FastifyInstance, maxSize: number, names: string[]): Promise<void> {
+  await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
+  for (const name of names) {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/default/stacks/web/scaling_groups',
+      headers: ADMIN,
+      payload: { name, min_size: 0, max_size: maxSize, actuator: { url: 'http://127.0.0.1:9/' }, member_bootstrap: {} },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+  }
+}
+
 test('ScalingRecovery: recovers a free group at once, waits for a held lease through its renewal, passes only at lapses, stops on stop()', async () => {
   const { app, done } = await testApp({ background: false });
   const recoveries: ScalingRecovery[] = [];
   try {
-    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-    for (const name of ['free', 'held', 'later']) {
-      const created = await app.inject({
-        method: 'POST',
-        url: '/v1/default/stacks/web/scaling_groups',
-        headers: ADMIN,
-        payload: { name, min_size: 0, max_size: 5, actuator: { url: 'http://127.0.0.1:9/' }, member_bootstrap: {} },
-      });
-      assert.equal(created.statusCode, 201, created.body);
-    }
+    await createGroups(app, 5, ['free', 'held', 'later']);
     const register = async (name: string) => {
       const reply = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name, stack: 'web' } });
       assert.equal(reply.statusCode, 201, reply.body);
@@ -136,14 +142,7 @@ test("ScalingRecovery: with nothing held it looks again after idleMs, so another
   const { app, done } = await testApp({ background: false });
   let recovery: ScalingRecovery | undefined;
   try {
-    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-    const created = await app.inject({
-      method: 'POST',
-      url: '/v1/default/stacks/web/scaling_groups',
-      headers: ADMIN,
-      payload: { name: 'g', min_size: 0, max_size: 5, actuator: { url: 'http://127.0.0.1:9/' }, member_bootstrap: {} },
-    });
-    assert.equal(created.statusCode, 201, created.body);
+    await createGroups(app, 5, ['g']);
     const registered = await app.inject({ method: 'POST', url: '/v1/default/servers', headers: ADMIN, payload: { name: 'left' } });
     const left = registered.json<{ server: { id: string } }>().server.id;
     const store = app.services.store;
@@ -183,14 +182,7 @@ test('a scale-up that makes its members for longer than its lease renews the lea
   const { app, done } = await testApp({ background: false });
   let recovery: ScalingRecovery | undefined;
   try {
-    await app.inject({ method: 'POST', url: '/v1/default/stacks', headers: ADMIN, payload: { stack_name: 'web' } });
-    const created = await app.inject({
-      method: 'POST',
-      url: '/v1/default/stacks/web/scaling_groups',
-      headers: ADMIN,
-      payload: { name: 'g', min_size: 0, max_size: 400, actuator: { url: 'http://127.0.0.1:9/' }, member_bootstrap: {} },
-    });
-    assert.equal(created.statusCode, 201, created.body);
+    await createGroups(app, 400, ['g']);
     const store = app.services.store;
     const { id } = await store.reader.selectFrom('scaling_groups').select('id').executeTakeFirstOrThrow();
     // A lease of 1 s, and records made at least 15 ms apart: 120 of them take longer than the lease, so without
