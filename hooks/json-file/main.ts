@@ -1,20 +1,7 @@
-import { removeStaleTempFiles } from '@hearth/agent-kit/atomic-file';
+import { removeStaleTempFiles, writeFileAtomicSync } from '@hearth/agent-kit/atomic-file';
 import { parsePyJson, pyPlainData } from '@hearth/agent-kit/python-json';
-import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { basename, dirname, isAbsolute, join } from 'node:path';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
 import {
   describeValue,
   failedResult,
@@ -52,10 +39,10 @@ function filesOf(config: unknown): Record<string, unknown> | string {
 }
 
 /**
- * Replaces the file at `path` (a symlink: the file it names) with `text`: a temp file beside it gets the text, the
- * existing file's mode and owner (a new file: 0666 less the umask), and is renamed over it. The original truncated
- * the file and wrote into it: a write cut short (a full disk, the hook killed) left the file cut, and a reader
- * could see it half written. Temp files of writers that died are removed first (they hold the config).
+ * Replaces the file at `path` (a symlink: the file it names) with `text` atomically (writeFileAtomicSync), keeping
+ * the existing file's mode and owner (a new file: 0666 less the umask). The original truncated the file and wrote
+ * into it: a write cut short (a full disk, the hook killed) left the file cut, and a reader could see it half
+ * written. Temp files of writers that died are removed first (they hold the config).
  */
 function replaceFile(path: string, text: string): void {
   let target = path;
@@ -65,27 +52,13 @@ function replaceFile(path: string, text: string): void {
     // a new file
   }
   const existing = statSync(target, { throwIfNoEntry: false });
-  const mode = existing ? existing.mode & 0o7777 : 0o666 & ~process.umask();
   removeStaleTempFiles(dirname(target));
-  const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(temp, 'wx', 0o600);
-  try {
-    try {
-      writeFileSync(fd, text);
-      // Owner before mode: a chown clears the setuid and setgid bits.
-      if (existing && (existing.uid !== process.geteuid?.() || existing.gid !== process.getegid?.())) {
-        fchownSync(fd, existing.uid, existing.gid);
-      }
-      fchmodSync(fd, mode);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, target);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
+  writeFileAtomicSync(target, text, {
+    mode: existing ? existing.mode & 0o7777 : 0o666 & ~process.umask(),
+    ...(existing && (existing.uid !== process.geteuid?.() || existing.gid !== process.getegid?.())
+      ? { owner: { uid: existing.uid, gid: existing.gid } }
+      : {}),
+  });
 }
 
 /** Writes each file of the config; a file that cannot be written fails the deployment but not the others. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fchownSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isProcessAlive } from './process-tree.ts';
@@ -8,6 +8,8 @@ import { isProcessAlive } from './process-tree.ts';
 export interface AtomicWriteOptions {
   /** Permission bits of the written file, applied exactly (not masked by the umask). Default 0o600. */
   mode?: number;
+  /** Owner and group of the written file (set before the mode: a chown clears the setuid and setgid bits). Default: the writer's. */
+  owner?: { uid: number; gid: number };
 }
 
 /** Mode of a file when the caller gives none: readable by its owner only, like Python's NamedTemporaryFile. */
@@ -107,6 +109,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   const file = await open(tempPath, 'wx', mode);
   try {
     try {
+      if (options.owner) await file.chown(options.owner.uid, options.owner.gid);
       await file.chmod(mode);
       await file.writeFile(data);
       await file.sync();
@@ -131,6 +134,7 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
   const fd = openSync(tempPath, 'wx', mode);
   try {
     try {
+      if (options.owner) fchownSync(fd, options.owner.uid, options.owner.gid);
       fchmodSync(fd, mode);
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       let offset = 0;
