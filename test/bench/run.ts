@@ -373,10 +373,11 @@ async function main(): Promise<void> {
     };
     /** Ids files for `parts` wrk processes, topped up so that none can run out. */
     const prepareSignals = async (pool: SignalPool, seconds: number, parts: number, tokens?: string[]): Promise<string[]> => {
-      // Enough for twice the best total rate seen (at least 8,000/s: a warm-up can run at half the
-      // rate of the round after it, and a list that runs out spoils the round) plus 2,000; x2 with
-      // one wrk, x1 for each of two (twice its share, however the load splits).
-      const perPart = Math.ceil(Math.max(pool.maxRate, 8000) * seconds * (parts > 1 ? 1 : 2)) + 2000;
+      // Enough for twice the best total rate seen (at least 12,000/s, so that the first warm-up, with no
+      // rate seen yet, does not run out at the ~17k/s SQLite reaches here; a warm-up can run at half the
+      // rate of the round after it, and a list that runs out spoils the round) plus 2,000; x2 with one
+      // wrk, x1 for each of two (twice its share, however the load splits).
+      const perPart = Math.ceil(Math.max(pool.maxRate, 12_000) * seconds * (parts > 1 ? 1 : 2)) + 2000;
       const start = Date.now();
       const added = await pool.ensure(parts, perPart);
       if (added > 0) log(`  (created ${added} more deployments in ${((Date.now() - start) / 1000).toFixed(1)} s)`);
