@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { heatTime } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { ExpressionBuilder } from 'kysely';
@@ -119,6 +120,8 @@ export class DeadlineWatcher {
   private running: Promise<void> | undefined;
   private readonly health: TaskHealth;
   private startedAt = Date.now();
+  /** `startedAt` on the monotonic clock: the grace is a duration, which a step of the wall clock must not stretch. */
+  private startedMonotonicMs = performance.now();
 
   constructor(
     private readonly store: Store,
@@ -136,6 +139,7 @@ export class DeadlineWatcher {
   start(): void {
     this.stopped = false;
     this.startedAt = Date.now();
+    this.startedMonotonicMs = performance.now();
     this.arm();
   }
 
@@ -150,7 +154,7 @@ export class DeadlineWatcher {
   private arm(): void {
     if (this.stopped) return;
     if (this.running) return; // the running sweep re-arms when it ends
-    const held = this.heldBefore(Date.now());
+    const held = this.heldBefore();
     void this.store.reader
       .selectFrom('software_deployments')
       .select((eb) => eb.fn.min('deadline_at').as('next'))
@@ -160,7 +164,7 @@ export class DeadlineWatcher {
       .then(
         (row) => {
           let next = row?.next ? Date.parse(row.next) - Date.now() : this.maxSleepMs;
-          if (held !== undefined) next = Math.min(next, this.startedAt + this.restartGraceMs - Date.now());
+          if (held !== undefined) next = Math.min(next, this.graceLeftMs());
           // While the store fails, a deadline already past is retried with backoff, not at once and forever.
           this.wakeIn(Math.max(next, this.retryDelayMs()));
         },
@@ -182,8 +186,16 @@ export class DeadlineWatcher {
    * While the restart grace lasts, the start time (ISO): deadlines before it passed while hearth-server
    * was not running and are held. Undefined once the grace is over.
    */
-  private heldBefore(nowMs: number): string | undefined {
-    return nowMs < this.startedAt + this.restartGraceMs ? new Date(this.startedAt).toISOString() : undefined;
+  private heldBefore(): string | undefined {
+    return this.graceLeftMs() > 0 ? new Date(this.startedAt).toISOString() : undefined;
+  }
+
+  /**
+   * What is left of the restart grace, on the monotonic clock: measured on the wall clock, a step back
+   * (NTP at boot) made the grace, and the deadlines it holds, last as long as the step.
+   */
+  private graceLeftMs(): number {
+    return this.startedMonotonicMs + this.restartGraceMs - performance.now();
   }
 
   /** 0 while sweeps work; after failed ones, 1 s doubling up to `maxSleepMs`. */
@@ -209,7 +221,7 @@ export class DeadlineWatcher {
   private async expire(): Promise<void> {
     await this.store.write(async (ctx) => {
       const { trx, now } = ctx;
-      const held = this.heldBefore(Date.parse(now));
+      const held = this.heldBefore();
       const startedAt = new Date(this.startedAt).toISOString();
       /** Whether the deadline passed before this process started (and so was held for the restart grace). */
       const downAtDeadline = (row: { deadline_at: string | null }) =>

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { v7 as timeOrderedUuid } from 'uuid';
 import {
   DEFAULT_DEPLOYMENT_TIMEOUT,
@@ -146,9 +147,10 @@ export class DeploymentService {
   /** Shows a deployment; with `waitSeconds`, first waits while it is IN_PROGRESS. */
   async get(projectId: string, id: string, waitSeconds = 0, abort?: AbortSignal): Promise<SoftwareDeployment> {
     let row = await this.row(projectId, id);
-    const until = Date.now() + waitSeconds * 1000;
-    while (row.status === 'IN_PROGRESS' && Date.now() < until && !abort?.aborted) {
-      await waitForChange(this.feed, [topics.deployment(id)], until - Date.now(), abort);
+    // On the monotonic clock: with the wall clock, a step back (NTP) held the wait open for as long as the step.
+    const until = performance.now() + waitSeconds * 1000;
+    while (row.status === 'IN_PROGRESS' && performance.now() < until && !abort?.aborted) {
+      await waitForChange(this.feed, [topics.deployment(id)], until - performance.now(), abort);
       row = await this.row(projectId, id);
     }
     return deploymentFromRow(row);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { DerivedConfig, MetadataDocument } from '@hearth/protocol';
 import { sql, type Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
@@ -242,10 +243,11 @@ export class MetadataService {
    * when `waitMs` passes (or the client goes away) with no change.
    */
   async waitForNew(projectId: string, serverId: string, etag: string, waitMs: number, abort?: AbortSignal): Promise<MetadataSnapshot> {
-    const until = Date.now() + waitMs;
+    // On the monotonic clock: with the wall clock, a step back (NTP) held the poll open for as long as the step.
+    const until = performance.now() + waitMs;
     let snapshot = await this.snapshot(projectId, serverId);
-    while (snapshot.etag === etag && Date.now() < until && !abort?.aborted) {
-      await waitForChange(this.feed, [topics.serverMetadata(serverId)], until - Date.now(), abort);
+    while (snapshot.etag === etag && performance.now() < until && !abort?.aborted) {
+      await waitForChange(this.feed, [topics.serverMetadata(serverId)], until - performance.now(), abort);
       snapshot = await this.snapshot(projectId, serverId);
     }
     return snapshot;

@@ -3,6 +3,7 @@
 // grace, is held until the grace ends: cfn-signal, curl and heat-config-notify on its VMs may have
 // failed during the outage and retry later. A signal since the start does not end the hold, as a
 // deployment's does: with count > 1 the other VMs' signals may still be on their way.
+import { performance } from 'node:perf_hooks';
 import { RESTART_GRACE_MS } from './deadlines.ts';
 import type { WaitConditionRow } from '../store/schema.ts';
 
@@ -15,6 +16,8 @@ export class WaitConditionGrace {
   readonly startedAt: string;
   /** When the grace ends (ISO). */
   readonly endsAt: string;
+  /** When this process started on the monotonic clock (ms). */
+  private readonly startedMonotonicMs = performance.now();
 
   /** `graceMs` after `startedMs` (default RESTART_GRACE_MS after now); 0 holds nothing. */
   constructor(
@@ -25,9 +28,12 @@ export class WaitConditionGrace {
     this.endsAt = new Date(startedMs + Math.max(0, graceMs)).toISOString();
   }
 
-  /** Whether the grace still lasts at `now` (ISO). */
+  /**
+   * Whether the grace still lasts at `now` (ISO). Also bounded on the monotonic clock: after the wall
+   * clock stepped back (NTP at boot), `endsAt` was as far ahead as the step, and held deadlines for hours.
+   */
   lasts(now: string): boolean {
-    return now < this.endsAt;
+    return now < this.endsAt && performance.now() - this.startedMonotonicMs < this.graceMs;
   }
 
   /** Whether the grace holds this condition's deadline: created before the start, due before the grace ends. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { heatTime, type WaitCondition, type WaitConditionCreate, type WaitConditionHeartbeat } from '@hearth/protocol';
 import type { Store } from '../store/store.ts';
 import type { StackRow, WaitConditionRow, WaitConditionSignalRow } from '../store/schema.ts';
@@ -94,9 +95,10 @@ export class WaitConditionService {
     const stack = await this.stacks.resolve(projectId, stackRef);
     let row = await this.rowByName(stack, name);
     if (wait) {
-      const until = Date.now() + wait.waitMs;
-      while (wait.unchanged(etagOf(row)) && Date.now() < until && !wait.abort?.aborted) {
-        await waitForChange(this.feed, [topics.waitCondition(row.id)], until - Date.now(), wait.abort);
+      // On the monotonic clock: with the wall clock, a step back (NTP) held the wait open for as long as the step.
+      const until = performance.now() + wait.waitMs;
+      while (wait.unchanged(etagOf(row)) && performance.now() < until && !wait.abort?.aborted) {
+        await waitForChange(this.feed, [topics.waitCondition(row.id)], until - performance.now(), wait.abort);
         row = await this.rowByName(stack, name);
       }
     }

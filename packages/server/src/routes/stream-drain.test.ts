@@ -149,3 +149,24 @@ test("a stream's many waits leave nothing on its abort signal, which lives as lo
     server.close();
   }
 });
+
+test('a wait for a peer that reads nothing ends stalled on time when the wall clock steps back an hour meanwhile', async () => {
+  const { server, accepted, client } = await pair('127.0.0.1');
+  const never = new AbortController();
+  const wallNow = Date.now.bind(Date);
+  try {
+    fill(accepted);
+    const wait = drained(accepted, accepted, never.signal, 400);
+    await sleep(100);
+    Date.now = () => wallNow() - 3_600_000;
+    // Bounded: still waiting 3 s later is the defect (the stall measured on the wall clock).
+    const outcome = await Promise.race([wait, sleep(3_000).then(() => 'still waiting')]);
+    assert.equal(outcome, 'stalled');
+  } finally {
+    Date.now = wallNow;
+    never.abort();
+    client.destroy();
+    accepted.destroy();
+    server.close();
+  }
+});

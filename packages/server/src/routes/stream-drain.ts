@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { isIPv4 } from 'node:net';
 import { endianness } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 
@@ -50,10 +51,13 @@ function ipv6Bytes(address: string): number[] | undefined {
   });
 }
 
-/** The kernel's TCP tables, read at most ten times a second however many streams ask. */
+/**
+ * The kernel's TCP tables, read at most ten times a second however many streams ask. Ages here are on
+ * the monotonic clock: on the wall clock, a step back (NTP) kept a stale table for as long as the step.
+ */
 let tables: { at: number; text: Promise<string> } | undefined;
 function tcpTables(): Promise<string> {
-  const now = Date.now();
+  const now = performance.now();
   if (!tables || now - tables.at >= 100) {
     const read = (file: string) => readFile(file, 'latin1').catch(() => '');
     tables = { at: now, text: Promise.all([read('/proc/net/tcp'), read('/proc/net/tcp6')]).then((parts) => parts.join('\n')) };
@@ -97,7 +101,8 @@ export async function drained(
   const stalled = new AbortController();
   let queued = out.writableLength;
   let kernel: number | undefined;
-  let lastProgress = Date.now();
+  // Monotonic: on the wall clock, a step back kept a stalled client for as long as the step, and a step forward cut off one that reads.
+  let lastProgress = performance.now();
   let checking = false;
   const watch = setInterval(
     () => {
@@ -111,8 +116,8 @@ export async function drained(
           progress = now !== undefined && kernel !== undefined && now < kernel;
           kernel = now;
         }
-        if (progress) lastProgress = Date.now();
-        else if (Date.now() - lastProgress >= stallMs) stalled.abort();
+        if (progress) lastProgress = performance.now();
+        else if (performance.now() - lastProgress >= stallMs) stalled.abort();
       })().finally(() => (checking = false));
     },
     Math.max(10, stallMs / 4),
