@@ -84,6 +84,29 @@ test('wait with timeoutMs gives up with LockBusyError after the timeout', async 
   await lock.release();
 });
 
+test('wait with timeoutMs keeps to the timeout when the wall clock steps back or forward (NTP)', async (t) => {
+  const path = join(tempDir(t), 'agent.lock');
+  const lock = await acquireLock(path);
+  const realNow = Date.now;
+  t.after(() => (Date.now = realNow));
+  for (const stepMs of [-2 * 365 * 24 * 3600_000, 3 * 3600_000]) {
+    let first = true;
+    // the wall clock steps just after the wait started
+    Date.now = () => (first ? ((first = false), realNow()) : realNow() + stepMs);
+    const started = performance.now();
+    const waiting = acquireLock(path, { wait: true, timeoutMs: 250, pollIntervalMs: 20 }).then(
+      () => 'acquired',
+      (error: unknown) => (error instanceof LockBusyError ? 'busy' : String(error)),
+    );
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2000).unref());
+    assert.equal(await Promise.race([waiting, late]), 'busy', `step ${stepMs} ms`);
+    const waited = performance.now() - started;
+    assert.ok(waited >= 240, `step ${stepMs} ms: gave up after ${waited} ms`);
+  }
+  Date.now = realNow;
+  await lock.release();
+});
+
 test('wait gets the lock once another process holding it exits', async (t) => {
   const path = join(tempDir(t), 'agent.lock');
   const lockModule = new URL('./lock.ts', import.meta.url).pathname;

@@ -172,7 +172,8 @@ async function removeStale(path: string, staleContent: string, content: string):
  * (or `timeoutMs`). Creates the parent directory if missing.
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
-  const started = Date.now();
+  // monotonic: a step of the wall clock (NTP) must not make the wait endless or end it at once
+  const started = performance.now();
   const pollIntervalMs = options.pollIntervalMs ?? 100;
   const boot = currentBootId();
   const content = `${process.pid}\n${randomBytes(8).toString('hex')}\n${boot === undefined ? '' : `boot ${boot}\n`}`;
@@ -188,7 +189,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
       if (!(await removeStale(path, holder.content, content))) await sleep(5);
       continue;
     }
-    const waitedMs = Date.now() - started;
+    const waitedMs = Math.round(performance.now() - started);
     if (!options.wait) throw new LockBusyError(path, pid);
     if (options.timeoutMs !== undefined && waitedMs >= options.timeoutMs) throw new LockBusyError(path, pid, waitedMs);
     const remaining = options.timeoutMs === undefined ? pollIntervalMs : Math.min(pollIntervalMs, options.timeoutMs - waitedMs);

@@ -14,3 +14,18 @@ test('setLongTimeout fires after its delay, and a delay past setTimeout’s limi
   cancel();
   assert.deepEqual(fired, []);
 });
+
+test('setLongTimeout keeps to its delay when the wall clock jumps back (NTP syncing a VM that booted ahead)', async (t) => {
+  const realNow = Date.now;
+  t.after(() => (Date.now = realNow));
+  const started = performance.now();
+  let cancel = (): void => undefined;
+  const fired = new Promise<number>((resolve) => (cancel = setLongTimeout(() => resolve(performance.now() - started), 50)));
+  t.after(() => cancel());
+  const twoYearsMs = 2 * 365 * 24 * 3600 * 1000;
+  Date.now = () => realNow() - twoYearsMs;
+  const late = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 1 s'), 1000).unref());
+  const tookMs = await Promise.race([fired, late]);
+  assert.equal(typeof tookMs, 'number', String(tookMs));
+  assert.ok((tookMs as number) >= 45 && (tookMs as number) < 1000, `fired after ${String(tookMs)} ms`);
+});

@@ -96,6 +96,20 @@ test('stopProcessTree SIGKILLs, after the grace, a process below that ignores SI
   assert.ok(await diesSoon(stubborn), `process ${stubborn} is ${stateOf(stubborn)} after the SIGKILL`);
 });
 
+test('stopProcessTree SIGKILLs after the grace even when the wall clock steps back two years meanwhile (NTP)', async (t) => {
+  const { child, line } = await startShell(`setsid sh -c 'trap "" TERM; echo $$; exec sleep 30' & wait`);
+  const stubborn = Number(line);
+  cleanUp(t, () => [child.pid!, stubborn]);
+  const realNow = Date.now;
+  t.after(() => (Date.now = realNow));
+  const stopped = stopProcessTree(child.pid!, { graceMs: 300 });
+  Date.now = () => realNow() - 2 * 365 * 24 * 3600_000;
+  const late = new Promise<string>((resolve) => setTimeout(() => resolve('no SIGKILL after 3 s'), 3000).unref());
+  assert.equal(await Promise.race([stopped.then(() => 'stopped'), late]), 'stopped');
+  Date.now = realNow;
+  assert.ok(await diesSoon(stubborn), `process ${stubborn} is ${stateOf(stubborn)} after the SIGKILL`);
+});
+
 test('stopProcessTree with group reaches a daemon re-parented to init that stayed in the group', async (t) => {
   // A double fork: the subshell exits at once, so the daemon is no longer below the root, only in its group.
   const { child, line } = await startShell(`(sh -c 'trap "" TERM; exec sleep 30' & echo $!); exec sleep 30`, { detached: true });

@@ -180,10 +180,11 @@ class TreeStop {
 export async function stopProcessTree(pid: number, options: StopProcessTreeOptions): Promise<void> {
   const stop = new TreeStop(pid, options.group ?? false);
   stop.signal('SIGTERM');
-  const deadline = Date.now() + options.graceMs;
-  while (Date.now() < deadline) {
+  // monotonic: a backward step of the wall clock (NTP) must not hold off the SIGKILL for its size
+  const deadline = performance.now() + options.graceMs;
+  while (performance.now() < deadline) {
     if (!stop.anyAlive()) return;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs ?? 50, Math.max(1, deadline - Date.now()))));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(options.pollMs ?? 50, Math.max(1, deadline - performance.now()))));
   }
   stop.signal('SIGKILL');
 }

@@ -47,6 +47,7 @@ export async function collectPass(
   const result: PassResult = { changedKeys: [], keys: [], paths: [], content: {}, statuses: [] };
   for (const collector of collectors) {
     const started = Date.now();
+    const startedMonotonic = performance.now(); // the duration survives a step of the wall clock (NTP)
     const outcome = await outcomeOf(collector, ctx, ctx.log);
     let outputs: Output[] = [];
     if (outcome.kind === 'data') {
@@ -78,7 +79,7 @@ export async function collectPass(
       ...(outcome.kind === 'data' ? {} : { reason: redactText(outcome.reason) }),
       keys: outputs.map(([key]) => key),
       ...(lastGood.has(collector.name) ? { lastDataAt: lastGood.get(collector.name)!.at } : {}),
-      durationMs: Date.now() - started,
+      durationMs: Math.round(performance.now() - startedMonotonic),
     });
   }
   if (cache && result.changedKeys.length > 0) {

@@ -17,14 +17,16 @@ export interface CommandResult {
 
 /** Runs `command` with `sh -c` and OS_CONFIG_FILES=`files` joined by `:`; never rejects. */
 export function runCommand(command: string, files: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CommandResult> {
-  const started = Date.now();
-  const startedAt = new Date(started).toISOString();
+  const startedAt = new Date().toISOString();
+  // monotonic: a step of the wall clock (NTP) during the command must not make its duration negative or years long
+  const started = performance.now();
+  const durationMs = (): number => Math.round(performance.now() - started);
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', command], { env: { ...env, OS_CONFIG_FILES: files.join(':') }, stdio: 'inherit' });
-    child.once('error', () => resolve({ command, exitCode: 127, signal: null, startedAt, durationMs: Date.now() - started }));
+    child.once('error', () => resolve({ command, exitCode: 127, signal: null, startedAt, durationMs: durationMs() }));
     child.once('close', (code, signal) => {
       const exitCode = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1);
-      resolve({ command, exitCode, signal, startedAt, durationMs: Date.now() - started });
+      resolve({ command, exitCode, signal, startedAt, durationMs: durationMs() });
     });
   });
 }

@@ -142,15 +142,6 @@ test('change events at a path: add, update, remove, none; a change elsewhere is 
   assert.equal(changeEvent(v1, { ...v1, other: 2 }, { keys: [] }), 'post.update', 'the whole Metadata');
 });
 
-test('tick expressions: the interval itself when it divides a minute or an hour, else a finer tick gated by elapsed time', async () => {
-  const { tickExpression } = await import('./daemon.ts');
-  assert.equal(tickExpression(2), '*/2 * * * * *');
-  assert.equal(tickExpression(7), '* * * * * *');
-  assert.equal(tickExpression(600), '0 */10 * * * *');
-  assert.equal(tickExpression(7 * 60), '0 * * * * *');
-  assert.equal(tickExpression(90), '* * * * * *');
-});
-
 test('values keep their quotes, as Python ConfigParser reads them: a quoted word in an action stays shell text', () => {
   const files = setup({
     'cfn-hup.conf': MAIN,

@@ -360,6 +360,32 @@ for (const [name, headers] of [
   });
 }
 
+test('hearth: a wall clock stepped back two years during a held request (NTP) does not stop the long-poll', async (t) => {
+  const server = await metadataServer('AK:S');
+  const stop = new AbortController();
+  const realNow = Date.now;
+  t.after(async () => {
+    Date.now = realNow;
+    stop.abort();
+    await server.close();
+  });
+  const changes: number[] = [];
+  const watching = createHearthCollector().watch(
+    { ...contextFor(watchOptions(`${server.url}/m`, ['--hearth-wait', '30'])), signal: stop.signal },
+    () => changes.push(changes.length),
+  );
+  assert.ok(await eventually(() => changes.length === 1 && server.heldCount() === 1, 10_000), 'the first request was not held');
+  // held past the shortest hold, so the answer below is a real change, not a server that does not hold
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  Date.now = () => realNow() - 2 * 365 * 24 * 3600_000;
+  server.change({ deployments: [], new: true });
+  assert.ok(await eventually(() => changes.length === 2, 5000), 'the change was not noticed');
+  assert.ok(await eventually(() => server.heldCount() === 1, 3000), 'not asking again after the change: the watch stalled');
+  Date.now = realNow;
+  stop.abort();
+  await watching;
+});
+
 test('hearth: a server that answers every held request at once is asked twice more, jittered, then polled at the interval', async (t) => {
   const server = await fakeServer((request, response) => {
     const conditional = request.headers['if-none-match'] === '"v1"';

@@ -158,9 +158,10 @@ export function createHearthCollector(random: () => number = Math.random): Heart
           if (settings.kind !== 'settings') throw new Error(settings.reason);
           state.state = 'waiting';
           const askedToHold = settings.waitSeconds > 0 && etag !== undefined;
-          const started = Date.now();
+          // monotonic: a wall clock stepped back during the hold made heldMs negative and the sleep below years long
+          const started = performance.now();
           const { changed, retryAfterMs } = await fetchOnce(ctx, settings, settings.waitSeconds);
-          const heldMs = Date.now() - started;
+          const heldMs = performance.now() - started;
           state.lastError = undefined;
           backoffMs = MIN_BACKOFF_MS;
           if (changed) onChange();
