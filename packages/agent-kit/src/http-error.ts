@@ -29,3 +29,36 @@ export class HttpRequestError extends Error {
     this.attempts = attempts;
   }
 }
+
+/** OpenSSL's codes for a certificate Node does not trust (node:tls sets them on the error). */
+const UNTRUSTED_CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * What a TLS failure of a request to `host` means and what to do, or undefined when `error` is not one. A bare
+ * `unable to verify the first certificate` names neither TLS nor the fix, and an agent's log is all a VM's operator has.
+ */
+export function tlsFailureDetail(error: NodeJS.ErrnoException, host: string): string | undefined {
+  const code = error.code ?? '';
+  // OpenSSL's reason (`wrong version number`) rather than its whole line.
+  const reason = (/:SSL routines:[^:]*:([^:]+)/.exec(error.message)?.[1] ?? error.message).replace(/\s+/g, ' ').trim();
+  if (UNTRUSTED_CERTIFICATE_CODES.has(code)) {
+    return (
+      `the TLS certificate of ${host} is not trusted (${code}: ${reason}): give the CA that signed it ` +
+      "(NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or the tool's CA option), or check that the URL names the host the certificate is for"
+    );
+  }
+  if (code === 'EPROTO' || code.startsWith('ERR_SSL_'))
+    return `TLS with ${host} failed (${code}: ${reason}): if the server speaks plain HTTP there, use an http:// URL`;
+  return undefined;
+}

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setLongTimeout } from './long-timer.ts';
 import { redactUrl } from './redact.ts';
 import { httpAgent, httpsAgentFor } from './http-agents.ts';
-import { HttpRequestError, type HttpErrorCode } from './http-error.ts';
+import { HttpRequestError, tlsFailureDetail, type HttpErrorCode } from './http-error.ts';
 
 export { closeHttpConnections } from './http-agents.ts';
 export { HttpRequestError, type HttpErrorCode } from './http-error.ts';
@@ -32,7 +32,7 @@ export interface HttpRequestOptions {
   retryDelayMs?: number;
   /** Aborts the request and any wait between retries. */
   signal?: AbortSignal;
-  /** Extra CA certificate(s), PEM, for https. Default: Node's bundled CAs. */
+  /** CA certificate(s), PEM, trusted for https instead of Node's own (its bundled CAs and NODE_EXTRA_CA_CERTS). Default: Node's. */
   ca?: string | Buffer;
   /** Skip TLS certificate verification (zaqar's ssl_certificate_validation=false). Default false. */
   insecure?: boolean;
@@ -160,7 +160,7 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     attempt.signal?.addEventListener('abort', onAbort, { once: true });
     request.on('error', (error: NodeJS.ErrnoException) => {
       const stale = request.reusedSocket && !responseStarted && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
-      fail(new AttemptFailure('ERR_HTTP_NETWORK', error.message, error.code, stale));
+      fail(new AttemptFailure('ERR_HTTP_NETWORK', tlsFailureDetail(error, attempt.url.host) ?? error.message, error.code, stale));
     });
     request.on('response', (response) => {
       responseStarted = true;

@@ -82,6 +82,29 @@ test('--listen HOST:0 needs a public URL: agents cannot guess the port picked', 
   assert.equal(resolveSettings({ listen: '127.0.0.1:0', publicUrl: 'http://lb.example' }, {}).settings?.publicUrl, 'http://lb.example');
 });
 
+test('the public URL is written as clients send their Host: lower-case host, no default port, no trailing /', () => {
+  const publicUrl = (url: string) => resolveSettings({ publicUrl: url }, {}).settings?.publicUrl;
+  assert.equal(publicUrl('https://Hearth.Example:443/'), 'https://hearth.example');
+  assert.equal(publicUrl('http://hearth.example:80'), 'http://hearth.example');
+  assert.equal(publicUrl('https://hearth.example:8443/hearth/'), 'https://hearth.example:8443/hearth');
+  assert.equal(publicUrl('http://[0:0::1]:8000'), 'http://[::1]:8000');
+  assert.equal(resolveSettings({}, { HEARTH_PUBLIC_URL: 'https://lb.example:443' }).settings?.publicUrl, 'https://lb.example');
+});
+
+test('a public URL with credentials, a query, a fragment or a bad port is refused, saying why', () => {
+  const refused = (url: string, why: RegExp) => {
+    const { settings, errors } = resolveSettings({ publicUrl: url }, {});
+    assert.equal(settings, undefined, url);
+    assert.match(errors.join('\n'), why, url);
+  };
+  refused('https://user:hunter2@hearth.example', /public URL https:\/\/\*\*\*@hearth\.example must not carry a user name or password/);
+  refused('https://hearth.example/?x=1', /must not have a query or fragment/);
+  refused('https://hearth.example/?', /must not have a query or fragment/);
+  refused('https://hearth.example/#top', /must not have a query or fragment/);
+  refused('https://hearth.example:99999', /public URL https:\/\/hearth\.example:99999 is not a valid URL/);
+  refused('ftp://hearth.example', /is not an http\(s\) URL/);
+});
+
 function secretDir(content?: string, mode = 0o600): string {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-config-'));
   if (content !== undefined) writeFileSync(join(dir, 'secret-key'), content, { mode });

@@ -91,6 +91,28 @@ export function parseListen(value: string): { host: string; port: number } | str
   return { host: (match[1] ?? match[2])!, port };
 }
 
+/**
+ * The public URL as agents' clients write the Host they sign (reference/server.md §1.4): host lower-cased, the
+ * scheme's default port dropped (`https://h:443` is `https://h`: curl and Python send `Host: h`, and the cfn
+ * collector signs its metadata_url's `host:443`, which would never match), no trailing `/`. Or why it is not one.
+ */
+export function parsePublicUrl(value: string): string | { error: string } {
+  // A user name and password in it are not repeated (the message goes to the log).
+  const shown = value.replace(/^([a-z]+:\/\/)[^/@]*@/i, '$1***@');
+  const bad = (why: string) => ({ error: `public URL ${shown} ${why} (for example https://hearth.example.com)` });
+  if (!/^https?:\/\/[^/\s]+(\/\S*)?$/.test(value)) return bad('is not an http(s) URL');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return bad('is not a valid URL');
+  }
+  if (url.username || url.password) return bad('must not carry a user name or password');
+  // Every URL handed out is this one plus a path (and its own query): a query or fragment here would break them all.
+  if (url.search || url.hash || value.includes('?') || value.includes('#')) return bad('must not have a query or fragment');
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 /** Flags win over env (HEARTH_*), env over defaults. Returns the settings or the errors found, and what to warn about. */
 export function resolveSettings(
   flags: ServeFlags,
@@ -101,8 +123,9 @@ export function resolveSettings(
   if (typeof listen === 'string') errors.push(listen);
   const logLevel = flags.logLevel ?? env.HEARTH_LOG_LEVEL ?? DEFAULTS.logLevel;
   if (!LOG_LEVELS.includes(logLevel)) errors.push(`log level ${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
-  const publicUrl = flags.publicUrl ?? env.HEARTH_PUBLIC_URL;
-  if (publicUrl && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(publicUrl)) errors.push(`public URL ${publicUrl} is not an http(s) URL`);
+  const givenPublicUrl = flags.publicUrl ?? env.HEARTH_PUBLIC_URL;
+  const publicUrl = givenPublicUrl ? parsePublicUrl(givenPublicUrl) : undefined;
+  if (typeof publicUrl === 'object') errors.push(publicUrl.error);
   const alarmSchedule = env.HEARTH_ALARM_SCHEDULE || undefined;
   if (alarmSchedule !== undefined && !cron.validate(alarmSchedule)) {
     errors.push(`HEARTH_ALARM_SCHEDULE ${alarmSchedule} is not a cron expression (for example '*/10 * * * * *': every 10 s)`);
@@ -123,7 +146,13 @@ export function resolveSettings(
   const databaseUrl = (flags.databaseUrl ?? env.HEARTH_DATABASE_URL) || undefined;
   const databaseUrlError = databaseUrl === undefined ? undefined : checkDatabaseUrl(databaseUrl);
   if (databaseUrlError) errors.push(databaseUrlError);
-  if (errors.length > 0 || typeof listen === 'string' || typeof eventsRetentionDays === 'string' || typeof eventsMaxPerProject === 'string')
+  if (
+    errors.length > 0 ||
+    typeof listen === 'string' ||
+    typeof publicUrl === 'object' ||
+    typeof eventsRetentionDays === 'string' ||
+    typeof eventsMaxPerProject === 'string'
+  )
     return { errors };
   const wildcard = listen.host === '0.0.0.0' || listen.host === '::';
   const hostForUrl = wildcard ? '127.0.0.1' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
@@ -141,7 +170,7 @@ export function resolveSettings(
       port: listen.port,
       dataDir: resolve(flags.dataDir ?? env.HEARTH_DATA_DIR ?? DEFAULTS.dataDir),
       databaseUrl,
-      publicUrl: (publicUrl ?? `http://${hostForUrl}:${listen.port}`).replace(/\/+$/, ''),
+      publicUrl: publicUrl ?? `http://${hostForUrl}:${listen.port}`,
       logLevel,
       ...(alarmSchedule === undefined ? {} : { alarmSchedule }),
       eventsRetentionDays,
