@@ -72,13 +72,28 @@ export const ScalingGroupCreate = Type.Object(
 );
 export type ScalingGroupCreate = Static<typeof ScalingGroupCreate>;
 
-/** PATCH .../scaling_groups/{name}: new bounds; desired capacity is clamped to them (or set, within them). */
+/** A new actuator URL, secret, or both (what is not given stays). */
+export const ActuatorUpdate = Type.Object(
+  {
+    url: Type.Optional(Actuator.properties.url),
+    secret: Type.Optional(Type.String({ minLength: 16, maxLength: 256 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type ActuatorUpdate = Static<typeof ActuatorUpdate>;
+
+/**
+ * PATCH .../scaling_groups/{name}: new bounds; desired capacity is clamped to them (or set, within them).
+ * A new `actuator` (URL and/or secret) is used from the next attempt on; a pending delivery is tried at
+ * once, and with none pending, members no delivery has carried get one of their own.
+ */
 export const ScalingGroupUpdate = Type.Object(
   {
     min_size: Type.Optional(Size),
     max_size: Type.Optional(Size),
     desired_capacity: Type.Optional(Size),
     cooldown: Type.Optional(Cooldown),
+    actuator: Type.Optional(ActuatorUpdate),
   },
   { additionalProperties: false },
 );
@@ -104,12 +119,15 @@ export type ScalingMember = Static<typeof ScalingMember>;
 
 /**
  * The actuator outbox of a group: `pending` deliveries (retried until a 2xx); `failed`, those of them with a
- * failed attempt plus those failed for good (a redirect, or a URL the outbound rule refuses: never retried).
+ * failed attempt plus those failed for good (a redirect, or a URL the outbound rule refuses: never retried);
+ * `undelivered_members`, members hearth made whose credential no delivery has carried with a 2xx (their
+ * delivery failed for good): the next delivery that succeeds carries them in `new_members`.
  */
 export const ActuatorDeliveries = Type.Object({
   pending: Type.Integer(),
   failed: Type.Integer(),
   delivered: Type.Integer(),
+  undelivered_members: Type.Integer(),
   last_error: Type.Union([Type.String(), Type.Null()]),
   next_attempt: Type.Union([Timestamp, Type.Null()]),
 });
@@ -254,6 +272,10 @@ export const ActuatorWebhook = Type.Object({
   members: Type.Array(Type.String()),
   /** On a scale-down: the members to remove, oldest first. */
   remove_candidates: Type.Array(Type.String()),
+  /**
+   * The members this change added, after those of earlier changes whose delivery failed for good (no
+   * delivery carried them with a 2xx yet): each member's credential comes until one delivery carrying it succeeds.
+   */
   new_members: Type.Array(ActuatorNewMember),
 });
 export type ActuatorWebhook = Static<typeof ActuatorWebhook>;

@@ -28,11 +28,23 @@ export interface ScalingGroupUpdateFlags {
   maxSize?: string | undefined;
   desiredCapacity?: string | undefined;
   cooldown?: string | undefined;
+  actuatorUrl?: string | undefined;
+  actuatorSecret?: string | undefined;
 }
 
 const size = (text: string, flag: string) => parseInteger(text, flag, 0, MAX_SCALING_GROUP_SIZE);
 /** A cooldown of 0 is allowed (parseSeconds starts at 1). */
 const cooldown = (text: string) => (text.trim() === '0' ? 0 : parseSeconds(text, '--cooldown', MAX_SCALING_COOLDOWN));
+
+/** Checks an --actuator-url as the server will (http(s), no user or password); returns it. */
+function actuatorUrl(url: string): string {
+  parseHttpUrl(url, '--actuator-url', 'https://provisioner.example/hook');
+  const { username, password } = new URL(url);
+  if (username !== '' || password !== '') {
+    throw usageError('--actuator-url must not carry a user or password', 'hearth signs each webhook with --actuator-secret instead');
+  }
+  return url;
+}
 
 /** Turns `scaling-group create` flags into the POST .../scaling_groups body; checks max ≥ min as the server will. */
 export function buildScalingGroupCreate(name: string, flags: ScalingGroupCreateFlags): ScalingGroupCreate {
@@ -43,11 +55,7 @@ export function buildScalingGroupCreate(name: string, flags: ScalingGroupCreateF
     actuator: { url: flags.actuatorUrl },
   };
   if (body.max_size < body.min_size) throw usageError(`--max-size ${body.max_size} is smaller than --min-size ${body.min_size}`);
-  parseHttpUrl(flags.actuatorUrl, '--actuator-url', 'https://provisioner.example/hook');
-  const { username, password } = new URL(flags.actuatorUrl);
-  if (username !== '' || password !== '') {
-    throw usageError('--actuator-url must not carry a user or password', 'hearth signs each webhook with --actuator-secret instead');
-  }
+  actuatorUrl(flags.actuatorUrl);
   if (flags.actuatorSecret !== undefined) body.actuator.secret = flags.actuatorSecret;
   if (flags.desiredCapacity !== undefined) body.desired_capacity = size(flags.desiredCapacity, '--desired-capacity');
   if (flags.cooldown !== undefined) body.cooldown = cooldown(flags.cooldown);
@@ -66,8 +74,16 @@ export function buildScalingGroupUpdate(flags: ScalingGroupUpdateFlags): Scaling
   if (flags.maxSize !== undefined) body.max_size = size(flags.maxSize, '--max-size');
   if (flags.desiredCapacity !== undefined) body.desired_capacity = size(flags.desiredCapacity, '--desired-capacity');
   if (flags.cooldown !== undefined) body.cooldown = cooldown(flags.cooldown);
+  if (flags.actuatorUrl !== undefined || flags.actuatorSecret !== undefined) {
+    body.actuator = {};
+    if (flags.actuatorUrl !== undefined) body.actuator.url = actuatorUrl(flags.actuatorUrl);
+    if (flags.actuatorSecret !== undefined) body.actuator.secret = flags.actuatorSecret;
+  }
   if (Object.keys(body).length === 0)
-    throw usageError('nothing to update', 'give --min-size, --max-size, --desired-capacity or --cooldown');
+    throw usageError(
+      'nothing to update',
+      'give --min-size, --max-size, --desired-capacity, --cooldown, --actuator-url or --actuator-secret',
+    );
   return body;
 }
 
@@ -84,6 +100,13 @@ export function formatScalingGroup(group: ScalingGroup): string {
     ['last_activity', group.last_activity === null ? null : `${group.last_activity.time} ${group.last_activity.reason}`],
     ['actuator', group.actuator.url],
     ['deliveries', `${d.pending} pending (${d.failed} failing), ${d.delivered} delivered`],
+    [
+      'undelivered_members',
+      d.undelivered_members === 0
+        ? 0
+        : `${d.undelivered_members} (no delivery carried their credentials yet: the next that succeeds will; ` +
+          `a new --actuator-url sends one now)`,
+    ],
     ['last_delivery_error', d.last_error],
     ['member_bootstrap', group.member_bootstrap],
     ['members', group.members.length === 0 ? '-' : group.members.map((m) => m.server_id).join(', ')],
@@ -149,6 +172,7 @@ export function registerScalingGroupCommands(program: Command, deps: CliDeps): v
           { header: 'members', value: (g) => g.current_size },
           { header: 'bounds', value: (g) => `${g.min_size}-${g.max_size}` },
           { header: 'pending', value: (g) => g.deliveries.pending },
+          { header: 'undelivered', value: (g) => g.deliveries.undelivered_members },
           { header: 'cooldown_end', value: (g) => g.cooldown_end },
         ],
         groups,
@@ -169,13 +193,15 @@ export function registerScalingGroupCommands(program: Command, deps: CliDeps): v
 
   group
     .command('update')
-    .description('new bounds, cooldown or desired capacity (clamped to the bounds); a change goes to the actuator')
+    .description('new bounds, cooldown or desired capacity (clamped to the bounds), or a new actuator; a change goes to the actuator')
     .argument('<name>', 'group name')
     .requiredOption('--stack <stack>', 'stack name or id')
     .option('--min-size <n>', 'new smallest size')
     .option('--max-size <n>', 'new largest size')
     .option('--desired-capacity <n>', 'new desired capacity (within the bounds)')
     .option('--cooldown <seconds>', 'new cooldown')
+    .option('--actuator-url <url>', 'new actuator URL (undelivered members are sent to it at once)')
+    .option('--actuator-secret <secret>', 'new HMAC secret of the webhook signature (16+ characters)')
     .action(async (name: string, flags: ScalingGroupUpdateFlags, cmd: Command) => {
       const session = openSession(cmd, deps);
       const updated = await scalingClient(session).updateScalingGroup(flags.stack, name, buildScalingGroupUpdate(flags));

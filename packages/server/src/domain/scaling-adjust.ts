@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { heatTime, type ActuatorWebhook, type ScalingOutcome } from '@hearth/protocol';
+import { heatTime, type ScalingOutcome } from '@hearth/protocol';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.ts';
 import type { Store } from '../store/store.ts';
 import type { ScalingGroupRow } from '../store/schema-scaling.ts';
 import type { WriteContext } from '../store/write-queue.ts';
@@ -7,6 +9,7 @@ import type { ServerService } from './servers.ts';
 import { HearthError } from './errors.ts';
 import { bootstrapOf, groupEvent, scalingTopics, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
 import { MEMBER_JOINING, MemberBootstrapper, reserveMembers, type NewMember } from './scaling-bootstrap.ts';
+import { dropUndelivered, queueDelivery } from './scaling-outbox.ts';
 
 // What the rest of hearth imports from here (they live in scaling-change.ts since the split).
 export { bootstrapOf, groupEvent, scalingTopics, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult };
@@ -105,6 +108,17 @@ export class ScalingAdjuster {
     return null;
   }
 
+  /** How many members a group has (not counting joining rows). */
+  private async memberCount(trx: Transaction<Database>, groupId: string): Promise<number> {
+    const row = await trx
+      .selectFrom('scaling_members')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('group_id', '=', groupId)
+      .where('bootstrap', '!=', MEMBER_JOINING)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   /** Writes the new capacity, the new members, the cooldown and the outbox row, in the caller's transaction; `note` ends the reason. */
   private async apply(
     ctx: WriteContext,
@@ -115,19 +129,11 @@ export class ScalingAdjuster {
     note = '',
   ): Promise<AdjustResult> {
     const { trx, now } = ctx;
-    const members = await trx
-      .selectFrom('scaling_members')
-      .select('server_id')
-      .where('group_id', '=', group.id)
-      .where('bootstrap', '!=', MEMBER_JOINING)
-      .orderBy('added_at')
-      .orderBy('server_id')
-      .execute();
-    // Reserved as joining when the lease was taken: members from now on.
+    // Reserved as joining when the lease was taken: members from now on, undelivered until a delivery carrying them gets a 2xx.
     if (newMembers.length > 0)
       await trx
         .updateTable('scaling_members')
-        .set({ bootstrap: 1, added_at: now })
+        .set({ bootstrap: 1, added_at: now, undelivered_sequence: group.next_sequence })
         .where('group_id', '=', group.id)
         .where(
           'server_id',
@@ -135,47 +141,18 @@ export class ScalingAdjuster {
           newMembers.map((m) => m.id),
         )
         .execute();
-    // Oldest first, ties by server id: the order `members` lists them in.
-    const memberIds = [...members.map((m) => m.server_id), ...newMembers.map((m) => m.id).sort()];
-    const payload: ActuatorWebhook = {
-      delivery_id: randomUUID(),
-      sequence: group.next_sequence,
-      time: heatTime(new Date(now)),
-      group: { id: group.id, name: group.name, project_id: group.project_id, stack_id: group.stack_id, stack_name: '' },
-      previous_capacity: group.desired_capacity,
-      desired_capacity: target,
-      min_size: group.min_size,
-      max_size: group.max_size,
-      reason: request.reason,
-      members: memberIds,
-      remove_candidates: memberIds.slice(0, Math.max(0, memberIds.length - target)),
-      // Stored without credentials: the deliverer derives them when it sends.
-      new_members: newMembers.map((m) => ({
-        server_id: m.id,
-        name: m.name,
-        credential: null,
-        os_collect_config: null,
-        os_collect_config_conf: null,
-      })),
-    };
-    const stack = await trx.selectFrom('stacks').select('name').where('id', '=', group.stack_id).executeTakeFirst();
-    payload.group.stack_name = stack?.name ?? '';
-    await trx
-      .insertInto('actuator_deliveries')
-      .values({
-        delivery_id: payload.delivery_id,
-        group_id: group.id,
-        sequence: payload.sequence,
-        payload: JSON.stringify(payload),
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        last_error: null,
-        claimed_until: null,
-        created_at: now,
-        delivered_at: null,
-      })
-      .execute();
+    const excess = target < group.desired_capacity ? (await this.memberCount(trx, group.id)) - target : 0;
+    const dropped = await dropUndelivered(trx, group.id, excess);
+    if (dropped.length > 0)
+      ctx.event(
+        groupEvent(
+          group,
+          'scaling_group.undelivered_removed',
+          `${request.reason}: ${dropped.length} member(s) no delivery ever carried removed first (their records are deleted, their credentials revoked): ${dropped.join(', ')}`,
+          { removed: dropped },
+        ),
+      );
+    const payload = await queueDelivery(ctx, group, target, newMembers, request.reason);
     let cooldownEnd = group.cooldown_end_at;
     let cooldownReason = group.cooldown_reason;
     if (request.cooldown !== null) {
@@ -187,7 +164,6 @@ export class ScalingAdjuster {
       .updateTable('scaling_groups')
       .set({
         desired_capacity: target,
-        next_sequence: group.next_sequence + 1,
         cooldown_end_at: cooldownEnd,
         cooldown_reason: cooldownReason,
         scaling_lease_id: null,
@@ -209,7 +185,6 @@ export class ScalingAdjuster {
     );
     await request.record?.(trx, now, 'adjusted', reason);
     ctx.publish(scalingTopics.group(group.id));
-    ctx.publish(scalingTopics.outbox);
     return { outcome: 'adjusted', reason, previous: group.desired_capacity, desired: target };
   }
 }

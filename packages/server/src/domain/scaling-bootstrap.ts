@@ -14,7 +14,11 @@ import type { ServerService } from './servers.ts';
 import { isHearthError } from './errors.ts';
 import { bootstrapOf, groupEvent, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
 
-/** scaling_members.bootstrap of a reserved record that is no member yet (0: added by the provisioner, 1: made by hearth). */
+/**
+ * scaling_members.bootstrap of a record hearth made that is no member: reserved by a change not yet
+ * written, or removed by a scale-down before any delivery carried it (scaling-outbox.ts; it keeps its
+ * undelivered_sequence). Either way recoverLeftovers deletes the record. (0: added by the provisioner, 1: made by hearth.)
+ */
 export const MEMBER_JOINING = 2;
 
 /** Most characters in a server's name and resource name (varchar(255) columns). */
@@ -192,9 +196,16 @@ export class MemberBootstrapper {
             .set({ scaling_lease_id: null, scaling_lease_until: null })
             .where('id', '=', group.id)
             .execute();
-        const count = rows.filter((row) => row.group_id === group.id).length;
-        const message = `${count} member record(s) a change of ${group.name} left unfinished deleted${cause ? ` ${cause}` : ''}`;
-        event(groupEvent(group, 'scaling_group.recovered', message, { count }));
+        const ofGroup = rows.filter((row) => row.group_id === group.id);
+        // Rows a scale-down removed before any delivery carried them keep their sequence; reservations have none.
+        const removed = ofGroup.filter((row) => row.undelivered_sequence !== null).length;
+        const count = ofGroup.length;
+        const what =
+          removed === count
+            ? `${count} never delivered member record(s) a scale-down of ${group.name} removed deleted (credentials revoked)`
+            : `${count} member record(s) a change of ${group.name} left unfinished deleted` +
+              (removed > 0 ? ` (${removed} of them removed by a scale-down before any delivery carried them)` : '');
+        event(groupEvent(group, 'scaling_group.recovered', `${what}${cause ? ` ${cause}` : ''}`, { count }));
       }
       // A reservation whose record was never made (a crash before its create) goes here; a record's delete drops its own.
       const unmade = rows.filter((row) => row.project_id === null).map((row) => row.server_id);
@@ -212,7 +223,7 @@ export class MemberBootstrapper {
       .selectFrom('scaling_members as m')
       .leftJoin('scaling_groups as g', 'g.id', 'm.group_id')
       .leftJoin('servers as s', 's.id', 'm.server_id')
-      .select(['m.group_id', 'm.server_id', 's.project_id'])
+      .select(['m.group_id', 'm.server_id', 'm.undelivered_sequence', 's.project_id'])
       .where('m.bootstrap', '=', MEMBER_JOINING)
       .where((eb) => eb.or([eb('g.scaling_lease_until', 'is', null), eb('g.scaling_lease_until', '<=', now)]));
     if (groupId !== undefined) query = query.where('m.group_id', '=', groupId);

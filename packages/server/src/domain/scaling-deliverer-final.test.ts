@@ -74,6 +74,7 @@ test('an actuator answering 302 fails the delivery at once, saying so; the Locat
         pending: 0,
         failed: 2,
         delivered: 0,
+        undelivered_members: 0,
         last_error: `HTTP 302 from ${url}: a redirect, which hearth-server never follows; not retried`,
         next_attempt: null,
       },

@@ -9,6 +9,7 @@ import { scalingTopics } from './scaling-adjust.ts';
 import { resourceEvent } from './events.ts';
 import { guardedLookup, shownUrl, type SocketLookup } from './link-local.ts';
 import { TaskHealth } from './task-health.ts';
+import { MEMBER_JOINING } from './scaling-bootstrap.ts';
 
 /** Why a POST did not get a 2xx, and whether that is final (retrying cannot help). */
 interface Failure {
@@ -142,14 +143,18 @@ export class ActuatorDeliverer {
     });
   }
 
-  /** POSTs one delivery: null on a 2xx, else what went wrong and whether it is final (retrying cannot help). */
-  private async post(group: { actuator_url: string; actuator_secret_sealed: string }, row: ActuatorDeliveryRow): Promise<Failure | null> {
+  /** POSTs one delivery with `payload` (its members' credentials filled in here): null on a 2xx, else what went wrong and whether it is final. */
+  private async post(
+    group: { actuator_url: string; actuator_secret_sealed: string },
+    row: ActuatorDeliveryRow,
+    payload: ActuatorWebhook,
+  ): Promise<Failure | null> {
     // Checked again at send time, as alarm actions are: a row stored before the check knew a spelling is
     // never called, and never will be (the group's URL does not change), so it is final.
     const problem = actuatorUrlProblem(group.actuator_url);
     if (problem !== null) return { error: `not sent: ${problem}`, final: true };
     try {
-      const body = JSON.stringify(await this.render(JSON.parse(row.payload) as ActuatorWebhook));
+      const body = JSON.stringify(await this.render(payload));
       const secret = openSecret(this.transport.secrets.tokenKey(), group.actuator_secret_sealed);
       const response = await got.post(group.actuator_url, {
         body,
@@ -183,8 +188,14 @@ export class ActuatorDeliverer {
       .select(['id', 'project_id', 'name', 'actuator_url', 'actuator_secret_sealed'])
       .where('id', '=', row.group_id)
       .executeTakeFirst();
-    if (!group || !(await this.claim(row))) return false;
-    const failure = await this.post(group, row);
+    if (!group) return false;
+    // Read before the claim: a read that fails leaves no claim to lapse.
+    const stored = JSON.parse(row.payload) as ActuatorWebhook;
+    const payload = await this.withUndelivered(stored);
+    if (!(await this.claim(row))) return false;
+    const carried = payload.new_members.map((m) => m.server_id);
+    const earlier = carried.length - stored.new_members.length;
+    const failure = await this.post(group, row, payload);
     await this.store.write(async ({ trx, now, event, publish }) => {
       const current = await trx
         .selectFrom('actuator_deliveries')
@@ -201,19 +212,35 @@ export class ActuatorDeliverer {
           .set({ status: 'delivered', attempts, delivered_at: now, last_error: null, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
-        event(resourceEvent(resource, 'scaling_group.delivered', `Change ${row.sequence} delivered to the actuator`, data));
+        // Their credentials reached the actuator: no later delivery carries them again.
+        await trx
+          .updateTable('scaling_members')
+          .set({ undelivered_sequence: null })
+          .where('group_id', '=', group.id)
+          .where('server_id', 'in', [...carried, ''])
+          .execute();
+        const also = earlier > 0 ? `, with ${earlier} member(s) of earlier changes no delivery had carried` : '';
+        event(resourceEvent(resource, 'scaling_group.delivered', `Change ${row.sequence} delivered to the actuator${also}`, data));
       } else if (failure.final) {
-        // Failed for good: the next change is not held behind it (it carries the whole capacity and members).
+        // Failed for good: the next change is not held behind it (it carries the whole capacity and members,
+        // and the members this one carried: they stay undelivered until a delivery gets a 2xx).
         await trx
           .updateTable('actuator_deliveries')
           .set({ status: 'failed', attempts, last_error: `${failure.error}; not retried`, claimed_until: null })
           .where('id', '=', row.id)
           .execute();
+        const stranded =
+          carried.length === 0
+            ? ''
+            : `; the ${carried.length} new member(s) it carried stay undelivered, their credentials unused: the next delivery that` +
+              ` succeeds carries them (change the group's actuator to send one now), a scale-down removes them first`;
         event(
-          resourceEvent(resource, 'scaling_group.delivery_failed', `Change ${row.sequence} not delivered (not retried): ${failure.error}`, {
-            ...data,
-            final: true,
-          }),
+          resourceEvent(
+            resource,
+            'scaling_group.delivery_failed',
+            `Change ${row.sequence} not delivered (not retried): ${failure.error}${stranded}`,
+            { ...data, final: true, undelivered_members: carried },
+          ),
         );
       } else {
         const next = new Date(Date.parse(now) + retryDelayMs(attempts, this.maxRetryDelayMs)).toISOString();
@@ -236,6 +263,29 @@ export class ActuatorDeliverer {
       publish(scalingTopics.group(group.id));
     });
     return failure === null;
+  }
+
+  /**
+   * Adds to a change's new members those of earlier changes that no delivery carried with a 2xx (their
+   * delivery failed for good): every delivery carries them until one succeeds. Earlier deliveries are
+   * never pending here (this is its group's lowest pending sequence), so none of them is in flight.
+   */
+  private async withUndelivered(payload: ActuatorWebhook): Promise<ActuatorWebhook> {
+    const rows = await this.store.reader
+      .selectFrom('scaling_members as m')
+      .innerJoin('servers as s', 's.id', 'm.server_id')
+      .select(['m.server_id', 's.name'])
+      .where('m.group_id', '=', payload.group.id)
+      .where('m.undelivered_sequence', '<', payload.sequence)
+      .where('m.bootstrap', '!=', MEMBER_JOINING)
+      .orderBy('m.undelivered_sequence')
+      .orderBy('m.server_id')
+      .execute();
+    const own = new Set(payload.new_members.map((m) => m.server_id));
+    const earlier = rows
+      .filter((r) => !own.has(r.server_id))
+      .map((r) => ({ server_id: r.server_id, name: r.name, credential: null, os_collect_config: null, os_collect_config_conf: null }));
+    return earlier.length === 0 ? payload : { ...payload, new_members: [...earlier, ...payload.new_members] };
   }
 
   /** Fills in each new member's credential and collector config from its server record (null once the server is gone). */

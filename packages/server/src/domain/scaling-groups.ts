@@ -19,6 +19,8 @@ import { boundsProblem } from './scaling-capacity.ts';
 import { actuatorUrlProblem, sealSecret } from './scaling-webhook.ts';
 import { bootstrapOf, groupEvent, scalingTopics, type AdjustResult, type ScalingAdjuster } from './scaling-adjust.ts';
 import { MEMBER_JOINING } from './scaling-bootstrap.ts';
+import { redeliverUndelivered, undeliveredMembers } from './scaling-outbox.ts';
+import { shownUrl } from './link-local.ts';
 
 /** Throws ERR_RESOURCE_EXISTS when a scaling group or policy already holds the name in the stack (the rest is StackService's). */
 export async function assertScalingNameFree(
@@ -118,25 +120,59 @@ export class ScalingGroupService {
   /**
    * New bounds or cooldown; the desired capacity becomes `desired_capacity` if given, else stays,
    * clamped to the new bounds (Heat's update rule, regardless of cooldown). A change is delivered.
+   * A new actuator URL or secret is used from the next attempt on; members no delivery has carried
+   * then get a delivery (redeliverUndelivered) if no change is pending to carry them.
    */
   async update(projectId: string, stackRef: string, name: string, body: ScalingGroupUpdate): Promise<ScalingGroup> {
     const { row, stack } = await this.find(projectId, stackRef, name);
-    await this.store.write(async ({ trx, now, event, publish }) => {
+    const urlProblem = body.actuator?.url === undefined ? null : actuatorUrlProblem(body.actuator.url);
+    if (urlProblem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: urlProblem });
+    // A new actuator alone changes no bounds: no bounds event, no capacity change to record.
+    const actuatorOnly = body.actuator !== undefined && Object.keys(body).length === 1;
+    await this.store.write(async (ctx) => {
+      const { trx, now, event, publish } = ctx;
       // The fields not in the body come from the group as it is now: a concurrent update is kept, not undone.
       const current = await this.current(trx, row, stack);
       const minSize = body.min_size ?? current.min_size;
       const maxSize = body.max_size ?? current.max_size;
       const problem = boundsProblem(minSize, maxSize, body.desired_capacity);
       if (problem) throw new HearthError('ERR_SCALING_GROUP_INVALID', { reason: problem });
+      const actuator = body.actuator ?? {};
       await trx
         .updateTable('scaling_groups')
-        .set({ min_size: minSize, max_size: maxSize, cooldown_s: body.cooldown ?? current.cooldown_s, updated_at: now })
+        .set({
+          min_size: minSize,
+          max_size: maxSize,
+          cooldown_s: body.cooldown ?? current.cooldown_s,
+          actuator_url: actuator.url ?? current.actuator_url,
+          actuator_secret_sealed:
+            actuator.secret === undefined ? current.actuator_secret_sealed : sealSecret(this.secrets.tokenKey(), actuator.secret),
+          updated_at: now,
+        })
         .where('id', '=', row.id)
         .execute();
-      event(groupEvent(row, 'scaling_group.updated', `Scaling group ${row.name} bounds now [${minSize}, ${maxSize}]`));
+      if (!actuatorOnly) event(groupEvent(row, 'scaling_group.updated', `Scaling group ${row.name} bounds now [${minSize}, ${maxSize}]`));
+      if (body.actuator !== undefined) {
+        // The secret itself is never written to an event or a log.
+        const changed = [
+          actuator.url === undefined ? null : `URL ${shownUrl(actuator.url)}`,
+          actuator.secret === undefined ? null : 'a new secret',
+        ];
+        event(groupEvent(row, 'scaling_group.actuator_changed', `Actuator of ${row.name} changed: ${changed.filter(Boolean).join(', ')}`));
+        // With the new actuator, in its transaction: a 2xx for it means the undelivered members are on their way.
+        if (actuatorOnly) await redeliverUndelivered(ctx, current);
+      }
       publish(scalingTopics.group(row.id));
     });
+    if (actuatorOnly) return this.show(projectId, stackRef, name);
     await this.operatorChange(row.id, (g) => clamp(body.desired_capacity ?? g.desired_capacity, g), 'group updated');
+    // After the capacity change: one that scales down removes the undelivered members first, one that
+    // scales up carries them; only what is left, with nothing pending, gets a delivery of its own.
+    if (body.actuator !== undefined)
+      await this.store.write(async (ctx) => {
+        const group = await ctx.trx.selectFrom('scaling_groups').selectAll().where('id', '=', row.id).executeTakeFirst();
+        if (group) await redeliverUndelivered(ctx, group);
+      });
     return this.show(projectId, stackRef, name);
   }
 
@@ -248,6 +284,7 @@ export class ScalingGroupService {
         pending: pending.length,
         failed: failing.length,
         delivered: deliveries.filter((d) => d.status === 'delivered').length,
+        undelivered_members: (await undeliveredMembers(this.store.reader, row.id)).length,
         last_error: failing.at(-1)?.last_error ?? null,
         next_attempt: time(pending[0]?.next_attempt_at ?? null),
       },

@@ -7,6 +7,7 @@ import { migration0007 } from './migrations/0007_nul_free_text.ts';
 import { migration0008 } from './migrations/0008_alarm_repeat_actions.ts';
 import { migration0009 } from './migrations/0009_signal_bodies_for_older_replicas.ts';
 import { migration0010 } from './migrations/0010_events_pruned.ts';
+import { migration0011 } from './migrations/0011_scaling_undelivered_members.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -178,5 +179,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0008_alarm_repeat_actions': migration0008,
     '0009_signal_bodies_for_older_replicas': migration0009(dialect),
     '0010_events_pruned': migration0010,
+    '0011_scaling_undelivered_members': migration0011(dialect),
   };
 }

@@ -1,6 +1,6 @@
-import type { Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
-/** Tables of migration 0003_scaling (scaling groups, members, policies, actuator deliveries), as Kysely sees them. */
+/** Tables of migration 0003_scaling (scaling groups, members, policies, actuator deliveries) and 0011, as Kysely sees them. */
 export interface ScalingTables {
   scaling_groups: ScalingGroupsTable;
   scaling_members: ScalingMembersTable;
@@ -41,6 +41,12 @@ export interface ScalingMembersTable {
   /** 1 when hearth created the server record (member_bootstrap); 2 while such a record is reserved, not yet a member (scaling-bootstrap.ts). */
   bootstrap: number;
   added_at: string;
+  /**
+   * A member hearth made (member_bootstrap) whose credential no delivery has carried with a 2xx yet: the
+   * sequence of the change that added it (every later delivery carries it too). Null once one has, and
+   * for members the provisioner added (0011_scaling_undelivered_members).
+   */
+  undelivered_sequence: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ScalingPoliciesTable {
@@ -72,7 +78,7 @@ export interface ActuatorDeliveriesTable {
   sequence: number;
   /** The ActuatorWebhook JSON without secrets (new members' credentials are derived at send time). */
   payload: string;
-  /** pending | delivered */
+  /** pending | delivered | failed (for good: never retried) */
   status: string;
   attempts: number;
   next_attempt_at: string;
