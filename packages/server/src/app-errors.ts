@@ -40,11 +40,13 @@ export function errorBody(error: HearthError): ErrorBody {
 
 /**
  * The `Retry-After` (seconds) of an error a client should retry: hearth-server stopping (another
- * replica, or this one restarted, answers within a second) or its database unreachable.
+ * replica, or this one restarted, answers within a second), its database unreachable, or a limit
+ * of the sender's (the wait its error names).
  */
 export function retryAfterSeconds(error: HearthError): number | undefined {
   if (error.code === 'ERR_SERVER_SHUTTING_DOWN') return 1;
   if (error.code === 'ERR_STORE_UNAVAILABLE') return 5;
+  if (error.code === 'ERR_RATE_LIMITED') return Number(error.details.retry_after);
   return undefined;
 }
 

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { MAX_WAITING_PER_CREDENTIAL } from './routes/guest/index.ts';
+
 const BIN = new URL('./bin.ts', import.meta.url).pathname;
 const OPEN_FILES = 256;
 const ADMIN = { 'x-auth-token': 'test-admin-token' };
@@ -100,9 +102,6 @@ test(
       const openFiles = () => readdirSync(`/proc/${child.pid}/fd`).length;
 
       // The operator's connection is opened first and kept: it is one of those accepted.
-      const registered = await call(port, 'POST', '/v1/default/servers', ADMIN, { name: 'vm' }, admin);
-      assert.equal(registered.status, 201, registered.body);
-      const { server, credential } = JSON.parse(registered.body) as { server: { id: string }; credential: { token: string } };
       const configReply = await call(
         port,
         'POST',
@@ -112,11 +111,22 @@ test(
         admin,
       );
       const configId = (JSON.parse(configReply.body) as { software_config: { id: string } }).software_config.id;
-      const auth = { authorization: `Bearer ${credential.token}` };
-      const { etag } = await call(port, 'GET', '/v1/guest/metadata', auth, undefined, admin);
+      // A credential may hold MAX_WAITING_PER_CREDENTIAL long-polls at once: the agents are spread over enough VMs.
+      const vms: Array<{ id: string; auth: Record<string, string>; etag: string }> = [];
+      for (let i = 0; i < OPEN_FILES / MAX_WAITING_PER_CREDENTIAL; i++) {
+        const registered = await call(port, 'POST', '/v1/default/servers', ADMIN, { name: `vm${i}` }, admin);
+        assert.equal(registered.status, 201, registered.body);
+        const { server, credential } = JSON.parse(registered.body) as { server: { id: string }; credential: { token: string } };
+        const auth = { authorization: `Bearer ${credential.token}` };
+        const { etag } = await call(port, 'GET', '/v1/guest/metadata', auth, undefined, admin);
+        vms.push({ id: server.id, auth, etag: etag! });
+      }
 
       // More agents wait than the limit has room for, each on a connection of its own.
-      for (let i = 0; i < OPEN_FILES; i++) polls.push(call(port, 'GET', '/v1/guest/metadata?wait=30', { ...auth, 'if-none-match': etag! }));
+      for (let i = 0; i < OPEN_FILES; i++) {
+        const vm = vms[i % vms.length]!;
+        polls.push(call(port, 'GET', '/v1/guest/metadata?wait=30', { ...vm.auth, 'if-none-match': vm.etag }));
+      }
       const refusedLine = () => logLines(stderr).find((line) => line.level === 40 && /refused \d+ connection/.test(String(line.msg)));
       for (let i = 0; i < 200 && !refusedLine(); i++) await sleep(50);
       const line = refusedLine();
@@ -127,16 +137,18 @@ test(
       await sleep(300);
       assert.ok(openFiles() <= OPEN_FILES - 32, `descriptors left free for the store: ${openFiles()} of ${OPEN_FILES} in use`);
 
-      // The agents that got in are still served: a deployment for their server wakes every one.
-      const created = await call(
-        port,
-        'POST',
-        '/v1/default/software_deployments',
-        ADMIN,
-        { config_id: configId, server_id: server.id },
-        admin,
-      );
-      assert.equal(created.status, 200, created.body);
+      // The agents that got in are still served: a deployment for each VM wakes every one.
+      for (const vm of vms) {
+        const created = await call(
+          port,
+          'POST',
+          '/v1/default/software_deployments',
+          ADMIN,
+          { config_id: configId, server_id: vm.id },
+          admin,
+        );
+        assert.equal(created.status, 200, created.body);
+      }
       const replies = await Promise.all(polls);
       const woken = replies.filter((reply) => reply.status === 200).length;
       const reset = replies.filter((reply) => typeof reply.status === 'string').length;

@@ -1,6 +1,8 @@
 import { heatTime, type Event, type EventListQuery, type EventPage, type TimelineEntry } from '@hearth/protocol';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/store.ts';
-import type { EventRow, NewEvent } from '../store/schema.ts';
+import type { Database, EventRow, NewEvent } from '../store/schema.ts';
+import { topics } from '../feed/feed.ts';
 import { HearthError } from './errors.ts';
 
 /** The resource an event is about: these columns name it in the events table. */
@@ -17,6 +19,50 @@ export function resourceEvent(
   data: Record<string, unknown> = {},
 ): Omit<NewEvent, 'time'> {
   return { ...resource, type, message, data: JSON.stringify(data) };
+}
+
+/** How long a run of repeated events of one resource (heartbeats) is kept as one event row: 10 s from its first. */
+export const REPEATED_EVENT_WINDOW_MS = 10_000;
+
+/** What a repeated event says, given how many it stands for and when the first of them came (ISO). */
+export type RepeatedEvent = (count: number, since: string) => Omit<NewEvent, 'time'>;
+
+/**
+ * Writes a repeated event (a heartbeat), at most one row per resource per REPEATED_EVENT_WINDOW_MS:
+ * when the resource's latest event is one of the same type written less than that ago, that row is
+ * updated to the latest (its `data.count` counts them, `data.first_time` says since when); else a
+ * row is inserted. An agent heartbeating in a loop so cannot push the project's other events out
+ * past the retention's count bound. Inserted here, not queued: a second heartbeat of the same write
+ * batch must find the first.
+ */
+export async function writeRepeatedEvent(
+  trx: Transaction<Database>,
+  now: string,
+  publish: (topic: string) => void,
+  resource: Pick<NewEvent, 'project_id' | 'resource_id' | 'type'>,
+  describe: RepeatedEvent,
+): Promise<void> {
+  const latest = await trx
+    .selectFrom('events')
+    .select(['id', 'type', 'time', 'data'])
+    .where('resource_id', '=', resource.resource_id)
+    .where('project_id', '=', resource.project_id)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const age = latest ? Date.parse(now) - Date.parse(latest.time) : Infinity;
+  // A clock stepped back (age below 0) starts a new row rather than hide heartbeats in an old one.
+  if (latest && latest.type === resource.type && age >= 0 && age < REPEATED_EVENT_WINDOW_MS) {
+    const count = Number((JSON.parse(latest.data) as { count?: unknown }).count ?? 1) + 1;
+    const { message, data } = describe(count, latest.time);
+    await trx.updateTable('events').set({ message, data }).where('id', '=', latest.id).execute();
+    return;
+  }
+  await trx
+    .insertInto('events')
+    .values({ ...describe(1, now), time: now })
+    .execute();
+  publish(topics.projectEvents(resource.project_id));
 }
 
 /** Turns an event row into the API shape. */

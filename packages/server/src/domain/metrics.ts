@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import {
   DEFAULT_METRIC_NAMESPACE,
   heatTime,
@@ -100,6 +101,38 @@ async function assertOwnInstance(trx: Transaction<Database>, sender: MetricSende
     });
 }
 
+/** Samples a server may send at once (ten full puts) before SAMPLE_RATE_PER_SECOND holds it back. */
+export const SAMPLE_BURST = 1_000;
+/** Samples per second a server may send in the long run: 600 a minute, far more than cfn-push-stats sends. */
+export const SAMPLE_RATE_PER_SECOND = 10;
+/** Servers whose sending rate is tracked at once; past it the longest tracked is forgotten (its bucket full again). */
+const SENDERS_TRACKED = 100_000;
+
+/**
+ * A token bucket of samples per server, on this replica: samples are kept by count across the whole
+ * table, so one VM sending in a loop would otherwise push every other VM's out and leave their alarms
+ * without data. O(1) per put, in memory, bounded in size.
+ */
+class SampleRateLimit {
+  private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
+
+  /** Takes `count` samples from the sender's bucket, or throws ERR_RATE_LIMITED saying when they fit. */
+  take(sender: MetricSender, count: number): void {
+    // Monotonic: on the wall clock, a step back (NTP) stopped the refill for as long as the step.
+    const nowMs = performance.now();
+    const key = `${sender.projectId}/${sender.serverId}`;
+    const bucket = this.buckets.get(key) ?? { tokens: SAMPLE_BURST, atMs: nowMs };
+    const tokens = Math.min(SAMPLE_BURST, bucket.tokens + (Math.max(0, nowMs - bucket.atMs) / 1000) * SAMPLE_RATE_PER_SECOND);
+    if (tokens < count) {
+      const retryAfter = Math.ceil((count - tokens) / SAMPLE_RATE_PER_SECOND);
+      throw new HearthError('ERR_RATE_LIMITED', { retry_after: retryAfter });
+    }
+    this.buckets.delete(key);
+    if (this.buckets.size >= SENDERS_TRACKED) this.buckets.delete(this.buckets.keys().next().value!);
+    this.buckets.set(key, { tokens: tokens - count, atMs: nowMs });
+  }
+}
+
 /** Who sent samples: a server's agent. */
 export interface MetricSender {
   projectId: string;
@@ -108,6 +141,8 @@ export interface MetricSender {
 
 /** Metric samples: stored from agents (native JSON or PutMetricData), listed, read by the evaluator, pruned. */
 export class MetricService {
+  private readonly rateLimit = new SampleRateLimit();
+
   constructor(
     private readonly store: Store,
     /** Retention limits (frozen). */
@@ -117,11 +152,13 @@ export class MetricService {
   /**
    * Stores samples attributed to the sender's server; refuses the whole put if one sample is out of
    * range, names in GROUP_DIMENSION a scaling group of the project the server is not a member of, or
-   * names in INSTANCE_DIMENSION another server of the project.
+   * names in INSTANCE_DIMENSION another server of the project. Past the sender's rate (SAMPLE_BURST,
+   * then SAMPLE_RATE_PER_SECOND) it stores nothing and throws ERR_RATE_LIMITED with `retry_after`.
    */
   async put(sender: MetricSender, put: MetricPut): Promise<{ stored: number }> {
     const nowMs = Date.now();
     const rows = put.samples.map((sample, index) => this.toRow(sender, put.namespace ?? DEFAULT_METRIC_NAMESPACE, sample, index, nowMs));
+    this.rateLimit.take(sender, rows.length);
     const claimed = [...new Set(put.samples.flatMap((sample) => sample.dimensions?.[GROUP_DIMENSION] ?? []))];
     const instances = [...new Set(put.samples.flatMap((sample) => sample.dimensions?.[INSTANCE_DIMENSION] ?? []))].filter(
       (id) => id !== sender.serverId,

@@ -11,6 +11,7 @@ import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
 import { storableText } from './text.ts';
+import { writeRepeatedEvent } from './events.ts';
 
 /** Throws unless the principal may signal or heartbeat this deployment. */
 export function assertMaySignal(
@@ -183,7 +184,7 @@ export class SignalService {
 
   /** Records a heartbeat and pushes the deadline to at least `timeout` seconds from now. */
   async heartbeat(principal: Principal, id: string, body: Heartbeat): Promise<HeartbeatAck> {
-    return this.store.write(async ({ trx, now, event, publish }) => {
+    return this.store.write(async ({ trx, now, publish }) => {
       const row = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       assertMaySignal(principal, row, id);
       if (row.status !== 'IN_PROGRESS')
@@ -192,12 +193,17 @@ export class SignalService {
       const deadline = row.deadline_at && row.deadline_at > extended ? row.deadline_at : extended;
       await trx.updateTable('software_deployments').set({ last_heartbeat_at: now, deadline_at: deadline }).where('id', '=', id).execute();
       const progress = body.progress === undefined ? '' : ` (${body.progress}%)`;
-      event(
-        deploymentEvent(row, 'deployment.heartbeat', `Heartbeat${progress}${body.message ? `: ${storableText(body.message)}` : ''}`, {
-          ...body,
-          deadline,
-        }),
-      );
+      const text = body.message ? `: ${storableText(body.message)}` : '';
+      // One row per deployment per 10 s at most, showing the latest heartbeat and how many it stands for.
+      const heartbeatType = 'deployment.heartbeat';
+      await writeRepeatedEvent(trx, now, publish, { project_id: row.project_id, resource_id: id, type: heartbeatType }, (count, since) => {
+        const repeats = count === 1 ? '' : ` (${count} since ${heatTime(new Date(since))})`;
+        const data =
+          count === 1
+            ? { ...body, deadline }
+            : { ...body, deadline, count, first_time: heatTime(new Date(since)), last_time: heatTime(new Date(now)) };
+        return deploymentEvent(row, heartbeatType, `Heartbeat${repeats}${progress}${text}`, data);
+      });
       publish(topics.deployment(id));
       publish(topics.deadlines);
       return { deployment_id: id, deadline: heatTime(new Date(deadline)) };

@@ -108,17 +108,58 @@ async function sendMetadataLater(
   agent: Agent,
   ifNoneMatch: string | undefined,
   wait: number,
+  waiting: WaitingPolls,
 ): Promise<FastifyReply> {
   const watch = watchCredential(services, agent);
   try {
     let snapshot = services.metadata.cached(agent.serverId) ?? (await services.metadata.snapshot(agent.projectId, agent.serverId));
     if (wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag) && !watch.revoked.aborted) {
-      snapshot = await waitWhileValid(services, request, reply, agent, watch, snapshot.etag, wait);
+      waiting.enter(agent.accessKeyId, reply);
+      try {
+        snapshot = await waitWhileValid(services, request, reply, agent, watch, snapshot.etag, wait);
+      } finally {
+        waiting.leave(agent.accessKeyId);
+      }
     }
     await watch.assertLive();
     return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
   } finally {
     watch.stop();
+  }
+}
+
+/**
+ * Long-polls one credential may hold waiting at once (a real agent holds one or two). Each holds a
+ * connection, and connections are capped below the open-files limit: without this, one VM (a
+ * buggy or compromised agent) could take them all and leave every other agent's connection refused.
+ */
+export const MAX_WAITING_PER_CREDENTIAL = 4;
+/** The `Retry-After` of a long-poll refused for MAX_WAITING_PER_CREDENTIAL. */
+const WAITING_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The long-polls waiting per credential, on this replica: one entry per credential that has one
+ * waiting (so bounded by the connections), dropped when its last one ends.
+ */
+class WaitingPolls {
+  private readonly waiting = new Map<string, number>();
+
+  /** Counts one more waiting long-poll of the credential; throws ERR_RATE_LIMITED (with Retry-After) past the cap. */
+  enter(accessKeyId: string, reply: FastifyReply): void {
+    const count = this.waiting.get(accessKeyId) ?? 0;
+    if (count >= MAX_WAITING_PER_CREDENTIAL) {
+      // Closed too: a refused poll left open on keep-alive would hold the connection all the same.
+      void reply.header('connection', 'close');
+      throw new HearthError('ERR_RATE_LIMITED', { retry_after: WAITING_RETRY_AFTER_SECONDS });
+    }
+    this.waiting.set(accessKeyId, count + 1);
+  }
+
+  /** Counts one waiting long-poll of the credential less. */
+  leave(accessKeyId: string): void {
+    const count = (this.waiting.get(accessKeyId) ?? 1) - 1;
+    if (count > 0) this.waiting.set(accessKeyId, count);
+    else this.waiting.delete(accessKeyId);
   }
 }
 
@@ -177,6 +218,7 @@ function agentRevokedInstead(services: Services, principal: Principal, error: un
 /** What agents call: their metadata (ETag, long-poll), deployment signals and heartbeats. */
 export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['guest'];
+  const waiting = new WaitingPolls();
   app.addHook('onRequest', guestAuthHook(services));
   app.addHook('preHandler', guestRevocationHook(services));
   // Registered here, under the hook, so that metrics are authenticated before their body is read too.
@@ -192,7 +234,7 @@ export const guestRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     if (snapshot && !(wait > 0 && ifNoneMatchHits(ifNoneMatch, snapshot.etag)) && services.servers.cachedIdentity(agent.accessKeyId)) {
       return sendMetadata(services, request, reply, agent, snapshot, ifNoneMatch);
     }
-    return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait);
+    return sendMetadataLater(services, request, reply, agent, ifNoneMatch, wait, waiting);
   });
 
   app.post(
