@@ -1,18 +1,10 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../migrations.ts';
+import { hasColumn } from './columns.ts';
 
 // Kysely's migration API takes Kysely<any>: the schema is what the migration is changing.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
-
-async function hasBody(db: AnyDb, dialect: DialectName): Promise<boolean> {
-  const found =
-    dialect === 'sqlite'
-      ? await sql`select 1 from pragma_table_info('signals') where name = 'body'`.execute(db)
-      : await sql`select 1 from information_schema.columns
-          where table_schema = current_schema() and table_name = 'signals' and column_name = 'body'`.execute(db);
-  return found.rows.length > 0;
-}
 
 /**
  * Migration 0009_signal_bodies_for_older_replicas: `signals.body` is back, nullable and never
@@ -26,7 +18,7 @@ async function hasBody(db: AnyDb, dialect: DialectName): Promise<boolean> {
 export function migration0009(dialect: DialectName): Migration {
   return {
     async up(db: AnyDb) {
-      if (await hasBody(db, dialect)) return;
+      if (await hasColumn(db, dialect, 'signals', 'body')) return;
       await db.schema.alterTable('signals').addColumn('body', 'text').execute();
     },
   };

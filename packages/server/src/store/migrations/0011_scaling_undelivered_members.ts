@@ -1,18 +1,10 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration } from 'kysely';
 import type { DialectName } from '../migrations.ts';
+import { hasColumn } from './columns.ts';
 
 // Kysely's migration API takes Kysely<any>: the schema is what the migration is changing.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
-
-async function hasColumn(db: AnyDb, dialect: DialectName): Promise<boolean> {
-  const found =
-    dialect === 'sqlite'
-      ? await sql`select 1 from pragma_table_info('scaling_members') where name = 'undelivered_sequence'`.execute(db)
-      : await sql`select 1 from information_schema.columns
-          where table_schema = current_schema() and table_name = 'scaling_members' and column_name = 'undelivered_sequence'`.execute(db);
-  return found.rows.length > 0;
-}
 
 /**
  * Migration 0011_scaling_undelivered_members: a member_bootstrap member remembers, until a delivery
@@ -27,7 +19,7 @@ export function migration0011(dialect: DialectName): Migration {
   return {
     async up(db: AnyDb) {
       // Where it is, its marks are kept: a member a later delivery carried is not marked again.
-      if (await hasColumn(db, dialect)) return;
+      if (await hasColumn(db, dialect, 'scaling_members', 'undelivered_sequence')) return;
       await db.schema.alterTable('scaling_members').addColumn('undelivered_sequence', 'integer').execute();
       const rows = (await db
         .selectFrom('actuator_deliveries')
