@@ -108,7 +108,8 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     const transport = attempt.url.protocol === 'https:' ? https : http;
     let responseStarted = false;
     let settled = false;
-    const startedAt = Date.now();
+    // Monotonic, as long-timer.ts: a wall clock stepped back (NTP) kept a request to a silent server open for the step.
+    const startedAt = performance.now();
     let headAt = 0;
     let lastDataAt = 0;
     let received = 0;
@@ -130,7 +131,7 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
       const idleAt = lastDataAt + timeoutMs;
       const rateAt = headAt + timeoutMs + (received * 1000) / MIN_BODY_BYTES_PER_SECOND;
       if (idleAt <= rateAt) return { at: idleAt, detail: `the body stalled: no data for ${timeoutMs} ms after ${received} bytes` };
-      const tookMs = Date.now() - headAt;
+      const tookMs = Math.round(performance.now() - headAt);
       return {
         at: rateAt,
         detail: `the body came too slowly: ${received} bytes in ${tookMs} ms, below ${MIN_BODY_BYTES_PER_SECOND} bytes/s`,
@@ -142,7 +143,7 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     // that came meanwhile is read, and a body that kept arriving would be cut off as stalled.
     const watchDeadline = (afterIo = false): void => {
       const deadline = nextDeadline();
-      const leftMs = deadline.at - Date.now();
+      const leftMs = deadline.at - performance.now();
       if (leftMs > 0) cancelTimer = setLongTimeout(() => watchDeadline(), leftMs);
       else if (afterIo) fail(new AttemptFailure('ERR_HTTP_TIMEOUT', deadline.detail));
       else {
@@ -164,13 +165,13 @@ function sendOnce(attempt: Attempt): Promise<HttpResponse> {
     });
     request.on('response', (response) => {
       responseStarted = true;
-      headAt = lastDataAt = Date.now();
+      headAt = lastDataAt = performance.now();
       // The head may come well before the held deadline: from now on the body's (shorter) deadlines apply.
       cancelTimer();
       watchDeadline();
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => {
-        lastDataAt = Date.now();
+        lastDataAt = performance.now();
         received += chunk.length;
         if (received > attempt.maxBodyBytes) {
           fail(new AttemptFailure('ERR_HTTP_BODY_TOO_LARGE', `response body larger than ${attempt.maxBodyBytes} bytes`));

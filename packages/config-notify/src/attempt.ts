@@ -1,6 +1,6 @@
 // One attempt on one queued entry, and its bookkeeping on disk: delivered or rejected entries are
 // removed, a failed attempt records attempts + next attempt time (full-jitter backoff) in the
-// entry's file, and an entry past its deadline is dropped. Each step is logged without secrets.
+// entry's file, and an entry past its deadline (by the server's clock and by this VM's) is dropped. Each step is logged without secrets.
 import type { Logger } from '@hearth/agent-kit';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
 import { isCannotWrite, type Outbox, type OutboxEntry } from './outbox.ts';
@@ -56,9 +56,22 @@ function forget(ctx: AttemptContext, entry: OutboxEntry): void {
 }
 
 /**
- * Makes one attempt on the entry `id` while holding its lock, and records the outcome. An entry
- * more than `lateMs` past its deadline is dropped, unless it was never tried: the first attempt is
- * always made, since heartbeats may have moved the server's deadline past the one computed here.
+ * Whether a tried entry is past retrying: `lateMs` past the deadline (the server's clock) AND queued on
+ * this VM longer than the timeout + `lateMs` ago by its own clock. A VM clock far ahead of the server's
+ * (booted wrong, before NTP) thus still retries for the deployment's whole time, not once.
+ */
+function isExpired(entry: OutboxEntry, nowMs: number, lateMs: number): boolean {
+  if (entry.attempts === 0 || !(nowMs > Date.parse(entry.deadline) + lateMs)) return false;
+  const queuedAt = Date.parse(entry.createdAt);
+  // Entries of older versions carry no timeout: the time from queueing to the deadline, as they were judged.
+  const timeoutMs = entry.timeoutMs ?? Math.max(0, Date.parse(entry.deadline) - queuedAt);
+  return nowMs - queuedAt > timeoutMs + lateMs;
+}
+
+/**
+ * Makes one attempt on the entry `id` while holding its lock, and records the outcome. An expired
+ * entry (isExpired) is dropped, unless it was never tried: the first attempt is always made, since
+ * heartbeats may have moved the server's deadline past the one computed here.
  */
 export async function attemptEntry(id: string, ctx: AttemptContext): Promise<AttemptResult> {
   const { outbox, log } = ctx;
@@ -69,7 +82,7 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     const entry = outbox.read(id);
     if (!entry) return { state: 'gone' };
     const fields = entryFields(entry);
-    if (entry.attempts > 0 && now() > Date.parse(entry.deadline) + (ctx.lateMs ?? DEFAULT_LATE_MS)) {
+    if (isExpired(entry, now(), ctx.lateMs ?? DEFAULT_LATE_MS)) {
       forget(ctx, entry);
       log.error('dropping a signal that was never acknowledged: the deployment deadline has passed', {
         ...fields,
@@ -91,9 +104,13 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
       return { state: 'rejected', status: outcome.status, reason: outcome.reason };
     }
     const delay = backoffDelayMs(attempts, ctx.backoff ?? DEFAULT_BACKOFF, ctx.random, outcome.retryAfterMs);
-    const nextAttemptAt = now() + delay;
+    const nowMs = now();
+    const nextAttemptAt = nowMs + delay;
+    // The clock went back past the queueing time: the VM's count starts again now, or the entry would be kept until the clock
+    // caught up (years, after a clock booted that far ahead).
+    const createdAt = Date.parse(entry.createdAt) > nowMs ? new Date(nowMs).toISOString() : entry.createdAt;
     try {
-      await outbox.save({ ...entry, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
+      await outbox.save({ ...entry, createdAt, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
     } catch (error) {
       if (!isCannotWrite(error)) throw error;
       // The entry stays queued with its old state; the caller waits nextAttemptAt all the same.

@@ -203,7 +203,8 @@ test('past the deadline a retried entry is dropped with a log line; a first atte
       { creation_time: longAgo },
     );
     assert.equal(entry.deadline, '2020-01-01T00:01:00.000Z');
-    await outbox.save({ ...entry, attempts: 2 });
+    // Queued here back then as well: by this VM's clock too it is long past retrying.
+    await outbox.save({ ...entry, attempts: 2, createdAt: longAgo });
     const summary = await drainOutbox(ctx);
     assert.deepEqual(summary, { delivered: 0, rejected: 0, expired: 1, queued: 0, unreadable: 0 });
     assert.equal(fake.requests.length, 0);
@@ -247,13 +248,55 @@ test('a signal that missed its deadline while the server was down is still retri
       { deploy_stdout: 'later' },
       { creation_time: creation },
     );
-    await outbox.save({ ...again, attempts: 2 });
+    await outbox.save({ ...again, attempts: 2, createdAt: creation });
     assert.deepEqual(
       await drainOutbox({ ...ctx, lateMs: 5_000 }),
       { delivered: 0, rejected: 0, expired: 1, queued: 0, unreadable: 0 },
       'past --late-ms: dropped',
     );
     assert.equal(fake.requests.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('a VM clock far ahead retries for timeout + --late-ms by its own count; a step back restarts the count, never past it', async () => {
+  const fake = await startFake(() => ({ status: 503 }));
+  try {
+    const { outbox, logger, ctx } = setup();
+    const created = Date.parse('2026-01-01T00:00:00Z');
+    let clock = created + 2 * 365 * 86_400_000; // booted 2 years ahead
+    const at = { ...ctx, now: () => clock, lateMs: 1_000 };
+    const entry = await queueSignal(
+      deploymentInfo(deploymentWith({ ...hearthInputs(fake.url), deploy_timeout: 60 }, { creation_time: '2026-01-01T00:00:00Z' })),
+      {},
+      { outbox, log: ctx.log, now: () => clock },
+    );
+    assert.ok(entry);
+    assert.equal(entry.timeoutMs, 60_000);
+    assert.equal((await attemptEntry(entry.id, at)).state, 'queued');
+    clock += 30_000; // by the server's clock two years late, by this VM's 30 s: still tried
+    assert.equal((await attemptEntry(entry.id, at)).state, 'queued');
+    assert.equal(fake.requests.length, 2);
+    clock += 31_001; // 61.001 s queued here: past timeout + late by both clocks
+    assert.equal((await attemptEntry(entry.id, at)).state, 'expired');
+    assert.equal(fake.requests.length, 2);
+
+    // NTP steps the clock back 2 years after the signal was queued ahead: the count restarts at the step.
+    clock = created + 2 * 365 * 86_400_000;
+    const ahead = await queueSignal(
+      deploymentInfo(deploymentWith({ ...hearthInputs(fake.url), deploy_timeout: 60 }, { creation_time: '2026-01-01T00:00:00Z' })),
+      { again: true },
+      { outbox, log: ctx.log, now: () => clock },
+    );
+    assert.ok(ahead);
+    assert.equal((await attemptEntry(ahead.id, at)).state, 'queued');
+    clock = created + 10_000;
+    assert.equal((await attemptEntry(ahead.id, at)).state, 'queued');
+    assert.equal(outbox.read(ahead.id)?.createdAt, new Date(clock).toISOString(), 'queueing time moved back to the present');
+    clock += 61_001;
+    assert.equal((await attemptEntry(ahead.id, at)).state, 'expired', 'not kept until the clock catches up (2 years)');
+    assert.ok(logger.lines.some((l) => l.msg === 'dropping a signal that was never acknowledged: the deployment deadline has passed'));
   } finally {
     await fake.close();
   }

@@ -21,10 +21,12 @@ export interface OutboxEntry {
   route: SignalRoute;
   /** The JSON body, already trimmed to the size limit. */
   body: string;
-  /** When it was queued (ISO 8601). */
+  /** When it was queued, by this VM's clock (ISO 8601); moved to the present when the clock went back past it. */
   createdAt: string;
-  /** After this (ISO 8601) the signal is dropped: the deployment has timed out on the server. */
+  /** The deployment's deadline by the server's clock (ISO 8601): its `creation_time` plus its timeout. */
   deadline: string;
+  /** The deployment's timeout in ms: how long after `createdAt` this VM keeps retrying by its own clock. Absent in older entries. */
+  timeoutMs?: number;
   /** Attempts made so far. */
   attempts: number;
   /** Not before this (ISO 8601). */

@@ -59,7 +59,8 @@ function logCuts(log: Logger, deployment: string, cuts: readonly BodyCut[]): voi
 /**
  * Queues the signal of a deployment: picks its route (null for NO_SIGNAL: nothing queued), trims
  * the body to the limit, and writes the entry (fsynced, 0600). The deadline is the deployment's
- * `creation_time` (else now) plus its timeout. The same signal queued twice is one entry.
+ * `creation_time` (else now) plus its timeout; the timeout is kept too, for the VM's own count (see
+ * attempt.ts). The same signal queued twice is one entry.
  */
 export async function queueSignal(
   info: DeploymentInfo,
@@ -88,7 +89,8 @@ export async function queueSignal(
     });
   const fitted = fitSignalBody(accepted.data, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   logCuts(options.log, info.id, fitted.cuts);
-  const deadline = (info.createdAtMs ?? now) + deploymentTimeoutS(info) * 1000;
+  const timeoutMs = deploymentTimeoutS(info) * 1000;
+  const deadline = (info.createdAtMs ?? now) + timeoutMs;
   const createdAt = new Date(now).toISOString();
   const entry: OutboxEntry = {
     version: 1,
@@ -99,6 +101,7 @@ export async function queueSignal(
     body: fitted.body,
     createdAt,
     deadline: new Date(deadline).toISOString(),
+    timeoutMs,
     attempts: 0,
     nextAttemptAt: createdAt,
     lastError: null,

@@ -2,6 +2,7 @@
 // acknowledged), or on every tick of --schedule until SIGTERM/SIGINT.
 import { ExitError } from '@hearth/agent-kit/exit';
 import { httpRequest, type HttpRequestOptions, type HttpResponse } from '@hearth/agent-kit/http';
+import { setLongTimeout } from '@hearth/agent-kit/long-timer';
 import { createLogger, type Logger } from '@hearth/agent-kit/logger';
 import { agentPaths } from '@hearth/agent-kit/paths';
 import { loadCredentials, type Credentials } from '../shared/credentials.ts';
@@ -60,6 +61,19 @@ async function pushOnce(ctx: PushContext): Promise<boolean> {
     }
   }
   return ok;
+}
+
+/** Resolves after `ms` on the monotonic clock (any length), or as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      cancel();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const cancel = setLongTimeout(done, Math.max(0, ms));
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Runs cfn-push-stats with `argv`. */
@@ -128,18 +142,21 @@ export async function cfnPushStatsMain(argv: string[], deps: CfnPushStatsDeps = 
     for (const name of ['SIGTERM', 'SIGINT'] as const) process.once(name, () => controller.abort());
     signal = controller.signal;
   }
-  let running: Promise<unknown> = Promise.resolve();
-  const task = cron.schedule(
-    options.schedule,
-    () => {
-      running = pushOnce(ctx).catch((error: unknown) => log.error('push failed', { error: (error as Error).message }));
-      return running;
-    },
-    { noOverlap: true, name: 'cfn-push-stats' },
-  );
+  // node-cron parses the expression and finds the next match from the wall clock as it is now; the wait is a monotonic
+  // timer. A started node-cron task waited out a backward step of the clock (NTP on a fresh VM) and walked every
+  // missed tick after a forward one; this way a step back finds the next match again and a step forward pushes once.
+  const schedule = cron.createTask(options.schedule, () => undefined, { name: 'cfn-push-stats' });
   log.info('cfn-push-stats scheduled', { schedule: options.schedule, endpoint: endpoint.url });
-  await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-  await task.destroy();
-  await running;
+  try {
+    while (!signal.aborted) {
+      const due = schedule.getNextRuns(1)[0]!.getTime();
+      await pause(due - Date.now(), signal);
+      // Woken before the match by the wall clock: it was stepped back meanwhile, so the next match is found again.
+      if (signal.aborted || Date.now() < due) continue;
+      await pushOnce(ctx).catch((error: unknown) => log.error('push failed', { error: (error as Error).message }));
+    }
+  } finally {
+    await schedule.destroy();
+  }
   return 0;
 }

@@ -16,7 +16,7 @@ interface Seen {
 }
 
 /** A loopback recorder answering each request with the next status of `statuses` (the last one repeats). */
-async function recorder(statuses: number[]) {
+async function recorder(statuses: number[], headers: Record<string, string> = {}) {
   const seen: Seen[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -24,7 +24,7 @@ async function recorder(statuses: number[]) {
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const status = statuses[Math.min(seen.length - 1, statuses.length - 1)]!;
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', ...(status === 200 ? {} : headers) });
       res.end(status === 200 ? '{}' : '{"Error": {"Code": "AccessDenied", "Message": "User is not authorized to perform action"}}');
     });
   });
@@ -98,6 +98,21 @@ test('5xx is retried with a doubling delay until acknowledged; past --retries th
     /status 502/,
   );
   assert.equal(failing.seen.length, 2);
+});
+
+test('a 429 is retried after its Retry-After, not taken as the answer', async (t) => {
+  const rec = await recorder([429, 200], { 'retry-after': '1' });
+  t.after(() => rec.close());
+  const err = sink();
+  const started = performance.now();
+  const code = await cfnSignalMain(['-i', 'vm1', '--retries', '2', '--retry-delay', '0.01', rec.url], {
+    env: noInstance,
+    stderr: err.stream,
+  });
+  assert.equal(code, 0, err.text());
+  assert.equal(rec.seen.length, 2);
+  assert.ok(performance.now() - started >= 990, 'waited the Retry-After, not the 10 ms backoff');
+  assert.match(err.text(), /attempt 1 failed \(status 429\); retrying in 1000 ms/);
 });
 
 test('a refused connection is retried, then exits 7 as curl does', async () => {

@@ -1,5 +1,6 @@
 // PUTs the signal body to the handle URL with no Content-Type (as the original's curl -H 'Content-Type:'),
-// retrying connection errors, timeouts and 5xx with a doubling delay; any other status is the answer.
+// retrying connection errors, timeouts, 429 and 5xx with a doubling delay (at least a 429's Retry-After); any
+// other status is the answer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpRequestError, type HttpRequestOptions, type HttpResponse } from '@hearth/agent-kit/http';
 
@@ -8,7 +9,7 @@ export interface SendSignalOptions {
   url: string;
   body: string;
   insecure: boolean;
-  /** Extra attempts after a connection error, timeout or 5xx. */
+  /** Extra attempts after a connection error, timeout, 429 or 5xx. */
   retries: number;
   /** Per attempt, ms. */
   timeoutMs: number;
@@ -24,6 +25,15 @@ export type SendOutcome =
   { kind: 'response'; response: HttpResponse; attempts: number } | { kind: 'error'; error: HttpRequestError; attempts: number };
 
 const MAX_DELAY_MS = 30_000;
+
+/** A 429's Retry-After is waited up to this long (a proxy's hour would outlast any wait condition). */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** Retry-After in ms when it is a number of seconds; undefined otherwise. */
+function retryAfterMs(response: HttpResponse): number | undefined {
+  const value = response.headers['retry-after'];
+  return typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : undefined;
+}
 
 /** Sends the signal; never throws for HTTP or network failures (they are the outcome). */
 export async function sendSignal(options: SendSignalOptions): Promise<SendOutcome> {
@@ -44,9 +54,11 @@ export async function sendSignal(options: SendSignalOptions): Promise<SendOutcom
       if (!(error instanceof HttpRequestError) || error.code === 'ERR_HTTP_INVALID_URL') throw error;
       outcome = { kind: 'error', error, attempts: attempt };
     }
-    const retryable = outcome.kind === 'error' || outcome.response.status >= 500;
+    // A 429 (rate limited) is the server asking to come back later: given up on at once, the signal was lost.
+    const retryable = outcome.kind === 'error' || outcome.response.status >= 500 || outcome.response.status === 429;
     if (!retryable || attempt > options.retries) return outcome;
-    const delayMs = Math.min(options.retryDelayMs * 2 ** (attempt - 1), MAX_DELAY_MS);
+    const asked = outcome.kind === 'response' && outcome.response.status === 429 ? retryAfterMs(outcome.response) : undefined;
+    const delayMs = Math.max(Math.min(options.retryDelayMs * 2 ** (attempt - 1), MAX_DELAY_MS), Math.min(asked ?? 0, MAX_RETRY_AFTER_MS));
     const reason = outcome.kind === 'error' ? outcome.error.message : `status ${outcome.response.status}`;
     options.onRetry?.(attempt, reason, delayMs);
     await sleep(delayMs);

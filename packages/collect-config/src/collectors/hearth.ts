@@ -24,6 +24,19 @@ const RECONNECT_JITTER_MS = 2000;
 const MIN_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 
+/** A `Retry-After` longer than this (a proxy's, say) is waited only this long: changes must not wait an hour. */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** A 429: the server asks this agent to come back later (hearth-server: too many waiting long-polls of one credential). */
+class RateLimitedError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
 /** What the watcher last saw, for `--status`. */
 export interface HearthWatchState {
   state: 'idle' | 'waiting' | 'backoff';
@@ -120,6 +133,8 @@ export function createHearthCollector(random: () => number = Math.random): Heart
     });
     const retryAfter = retryAfterMs(response.headers['retry-after']);
     if (response.status === 304) return { changed: false, retryAfterMs: retryAfter };
+    if (response.status === 429)
+      throw new RateLimitedError(`GET ${settings.url} answered 429: ${replyExcerpt(response.text(), settings)}`, retryAfter);
     if (response.status !== 200)
       throw new Error(`GET ${settings.url} answered ${response.status}: ${replyExcerpt(response.text(), settings)}`);
     const body = jsonObject(response.text());
@@ -151,6 +166,8 @@ export function createHearthCollector(random: () => number = Math.random): Heart
       if ((await readSettings(ctx)).kind === 'not-configured') return;
       let backoffMs = MIN_BACKOFF_MS;
       let unheldInARow = 0;
+      // Logged once per run of 429s, not on every retry: the server asks for patience, nothing is broken.
+      let rateLimited = false;
       while (!ctx.signal?.aborted) {
         try {
           // Read each time: a secret stored (or a store fixed) after the daemon started is used without a restart.
@@ -164,6 +181,8 @@ export function createHearthCollector(random: () => number = Math.random): Heart
           const heldMs = performance.now() - started;
           state.lastError = undefined;
           backoffMs = MIN_BACKOFF_MS;
+          if (rateLimited) ctx.log.info('hearth long-poll accepted again after a rate limit');
+          rateLimited = false;
           if (changed) onChange();
           const unheld = askedToHold && !changed && heldMs < MIN_HOLD_MS;
           unheldInARow = unheld ? unheldInARow + 1 : 0;
@@ -191,8 +210,18 @@ export function createHearthCollector(random: () => number = Math.random): Heart
           state.lastError = redactText((error as Error).message);
           state.state = 'backoff';
           // Equal jitter (half fixed, half random): agents refused together retry apart.
-          const retryInMs = Math.round(backoffMs / 2 + (random() * backoffMs) / 2);
-          ctx.log.warn('hearth long-poll failed; retrying', { error: state.lastError, retry_in_ms: retryInMs });
+          let retryInMs = Math.round(backoffMs / 2 + (random() * backoffMs) / 2);
+          if (error instanceof RateLimitedError && error.retryAfterMs !== undefined)
+            // At least what the server asked for, plus jitter so that the refused ones do not all come back at once.
+            retryInMs = Math.round(Math.min(MAX_RETRY_AFTER_MS, error.retryAfterMs) + random() * RECONNECT_JITTER_MS);
+          if (!(error instanceof RateLimitedError))
+            ctx.log.warn('hearth long-poll failed; retrying', { error: state.lastError, retry_in_ms: retryInMs });
+          else if (!rateLimited)
+            ctx.log.warn("hearth-server limits this credential's long-polls (429); waiting as it asks, quiet until accepted", {
+              error: state.lastError,
+              retry_in_ms: retryInMs,
+            });
+          rateLimited = error instanceof RateLimitedError;
           await sleep(retryInMs, ctx.signal);
           backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
         }
