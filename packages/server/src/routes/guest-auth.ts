@@ -1,9 +1,16 @@
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { HearthError } from '../domain/errors.ts';
-import { extractEc2Credential, verifyEc2Signature, DEFAULT_EC2_TTL_SECONDS, type Ec2Request } from '@hearth/protocol/signing';
+import {
+  extractEc2Credential,
+  verifyEc2Signature,
+  DEFAULT_EC2_TTL_SECONDS,
+  type Ec2Request,
+  type Ec2VerifyResult,
+} from '@hearth/protocol/signing';
 import { holderExpired, namesHolder, type Holder } from '../auth/guest-credentials.ts';
 import { verifyToken } from '../auth/keystone-token.ts';
+import { publicSigningName, publicUrlVariants, type PublicSigningName } from '../auth/ec2-public-name.ts';
 import { heatTime } from '@hearth/protocol';
 
 /** The request path, percent-decoded (what Heat signs), without the query. */
@@ -47,6 +54,34 @@ export function revokedAccessKey(): HearthError {
     reason: 'the access key is unknown or was revoked (its resource was deleted)',
     aws_code: 'InvalidClientTokenId',
   });
+}
+
+/** Each server's public signing name, worked out once rather than per request. */
+const publicNames = new WeakMap<Services, PublicSigningName | null>();
+
+function publicNameOf(services: Services): PublicSigningName | null {
+  let name = publicNames.get(services);
+  if (name === undefined) {
+    name = publicSigningName(services.publicUrl);
+    publicNames.set(services, name);
+  }
+  return name;
+}
+
+/**
+ * Checks the signature against the request as received, then, when it does not match, as the client signed
+ * it for the public URL behind a proxy that rewrote Host or stripped the path prefix (publicUrlVariants).
+ * A signature that matches one of them but expired is RequestExpired, not a mismatch.
+ */
+function verifyAsSigned(services: Services, ec2: Ec2Request, secret: string, ttlSeconds: number | null): Ec2VerifyResult {
+  const verified = verifyEc2Signature(ec2, secret, { ttlSeconds });
+  if (verified.ok || verified.code !== 'SignatureDoesNotMatch') return verified;
+  const name = publicNameOf(services);
+  for (const variant of name === null ? [] : publicUrlVariants(ec2, name)) {
+    const again = verifyEc2Signature(variant, secret, { ttlSeconds });
+    if (again.ok || again.code !== 'SignatureDoesNotMatch') return again;
+  }
+  return verified;
 }
 
 /** How an EC2-signed request is checked beyond its signature. */
@@ -100,7 +135,7 @@ export async function ec2Holder(
   // Pre-signed v2 URLs live as long as their resource (Heat's alarm URLs); a client signing each
   // request (SigV4, boto) gets Keystone's 15-minute replay window.
   const ttlSeconds = claimed.version === 4 || options.signedWhenSent ? DEFAULT_EC2_TTL_SECONDS : null;
-  const verified = verifyEc2Signature(ec2, services.guestCredentials.secretOf(claimed.accessKeyId), { ttlSeconds });
+  const verified = verifyAsSigned(services, ec2, services.guestCredentials.secretOf(claimed.accessKeyId), ttlSeconds);
   if (!verified.ok) {
     // A bad or expired signature is Keystone's 401, which Heat answers as AccessDenied.
     if (verified.code === 'IncompleteSignature') throw new HearthError('ERR_SIGNATURE_INCOMPLETE', { reason: verified.message });
