@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { AlarmState, ComparisonOperator, MetricDimensions, MetricStatistic } from '@hearth/protocol';
 import type { Transaction } from 'kysely';
@@ -88,6 +89,12 @@ export class AlarmEvaluator {
   private running: Promise<EvaluationRun> | undefined;
   private readonly options: EvaluatorOptions;
   private readonly health: TaskHealth;
+  /**
+   * alarm id -> the last_notified_at this process wrote for it and performance.now() then: while the
+   * row still holds it, the repeat period is measured on the monotonic clock (a wall-clock step back
+   * held repeats off for the size of the step, one forward sent them early).
+   */
+  private readonly notified = new Map<string, { at: string; monotonicMs: number }>();
 
   constructor(
     private readonly store: Store,
@@ -183,6 +190,16 @@ export class AlarmEvaluator {
     if (oldestKept) await trx.deleteFrom('alarm_history').where('alarm_id', '=', alarmId).where('id', '<', oldestKept.id).execute();
   }
 
+  /**
+   * repeatDue at `nowMs`, or, given `nowMonotonicMs` and while the row holds the last_notified_at this
+   * process wrote, at that time plus the monotonic time since: a step of the wall clock moves neither.
+   */
+  private repeatDue(alarm: AlarmRow, nowMs: number, nowMonotonicMs: number | null): boolean {
+    const mine = nowMonotonicMs === null ? undefined : this.notified.get(alarm.id);
+    if (mine === undefined || mine.at !== alarm.last_notified_at) return repeatDue(alarm, nowMs);
+    return repeatDue(alarm, Date.parse(mine.at) + (nowMonotonicMs! - mine.monotonicMs));
+  }
+
   private leaseEnd(nowIso: string): string {
     return new Date(Date.parse(nowIso) + this.options.leaseSeconds * 1000).toISOString();
   }
@@ -192,7 +209,10 @@ export class AlarmEvaluator {
     if (!(await this.acquire())) return idle;
     const leaseHalfLife = Date.now() + (this.options.leaseSeconds * 1000) / 2;
     const nowMs = (at ?? new Date()).getTime();
+    const nowMonotonicMs = performance.now();
     const alarms = await this.store.reader.selectFrom('alarms').selectAll().where('enabled', '=', 1).orderBy('id').execute();
+    const enabled = new Set(alarms.map((alarm) => alarm.id));
+    for (const id of this.notified.keys()) if (!enabled.has(id)) this.notified.delete(id);
     const decisions: Array<{ alarm: AlarmRow; decision: Decision }> = [];
     for (const alarm of alarms) {
       const rule = ruleOf(alarm);
@@ -217,6 +237,7 @@ export class AlarmEvaluator {
       if (fenced.numUpdatedRows !== 1n) return null;
       let changed = 0;
       let repeated = 0;
+      const notifiedIds: string[] = [];
       // Repeats are timed on the evaluation clock (runOnce(at) in tests; the same as `now` otherwise).
       const evaluatedAt = new Date(nowMs).toISOString();
       for (const { alarm, decision } of decisions) {
@@ -228,7 +249,8 @@ export class AlarmEvaluator {
           datapoints: Object.fromEntries(decision.datapoints.map((d) => [new Date(d.startMs).toISOString(), d.value])),
         };
         if (next === null || next === alarm.state) {
-          const repeat = next !== null && repeatDue(alarm, nowMs) ? actionsFor(alarm, next) : [];
+          const repeat =
+            next !== null && this.repeatDue(alarm, nowMs, at === undefined ? nowMonotonicMs : null) ? actionsFor(alarm, next) : [];
           const stayed = await trx
             .updateTable('alarms')
             .set({ last_evaluated_at: now, ...(repeat.length > 0 ? { last_notified_at: evaluatedAt } : {}) })
@@ -237,6 +259,7 @@ export class AlarmEvaluator {
             .executeTakeFirst();
           if (next === null || repeat.length === 0 || stayed.numUpdatedRows !== 1n) continue;
           repeated++;
+          notifiedIds.push(alarm.id);
           event(
             alarmEvent(
               alarm,
@@ -256,6 +279,7 @@ export class AlarmEvaluator {
           .executeTakeFirst();
         if (moved.numUpdatedRows !== 1n) continue; // deleted or changed meanwhile
         changed++;
+        notifiedIds.push(alarm.id);
         const previous = alarm.state as AlarmState;
         await trx
           .insertInto('alarm_history')
@@ -275,9 +299,12 @@ export class AlarmEvaluator {
       }
       const pruned = await this.metrics.prune(trx, now);
       await this.deliverer.prune(trx, now);
-      return { changed, repeated, pruned };
+      return { changed, repeated, pruned, notifiedIds };
     });
     if (written === null) return idle;
+    // Committed: from here on those rows hold evaluatedAt. (Runs on a given clock, runOnce(at), are timed on it alone.)
+    if (at === undefined)
+      for (const id of written.notifiedIds) this.notified.set(id, { at: new Date(nowMs).toISOString(), monotonicMs: nowMonotonicMs });
     // Deliveries stop at half the lease: a slow receiver cannot keep this run past it.
     const delivered = await this.deliverer.deliverDue(new Date(), leaseHalfLife);
     return {

@@ -8,7 +8,7 @@ import type { WriteContext } from '../store/write-queue.ts';
 import type { ServerService } from './servers.ts';
 import { HearthError } from './errors.ts';
 import { bootstrapOf, groupEvent, scalingTopics, SCALING_LEASE_MS, type AdjustRequest, type AdjustResult } from './scaling-change.ts';
-import { MEMBER_JOINING, MemberBootstrapper, reserveMembers, type NewMember } from './scaling-bootstrap.ts';
+import { MEMBER_JOINING, MEMBER_MADE, MemberBootstrapper, reserveMembers, type NewMember } from './scaling-bootstrap.ts';
 import { dropUndelivered, queueDelivery } from './scaling-outbox.ts';
 
 // What the rest of hearth imports from here (they live in scaling-change.ts since the split).
@@ -29,7 +29,8 @@ export class ScalingAdjuster {
 
   constructor(
     private readonly store: Store,
-    servers: ServerService,
+    /** The server records of members (a member removal deletes those hearth made). */
+    readonly servers: ServerService,
     private readonly logError: (error: unknown) => void,
     /** How long the "scaling in progress" lease lasts (default SCALING_LEASE_MS; tests shorten it). */
     private readonly leaseMs = SCALING_LEASE_MS,
@@ -133,7 +134,7 @@ export class ScalingAdjuster {
     if (newMembers.length > 0)
       await trx
         .updateTable('scaling_members')
-        .set({ bootstrap: 1, added_at: now, undelivered_sequence: group.next_sequence })
+        .set({ bootstrap: MEMBER_MADE, added_at: now, undelivered_sequence: group.next_sequence })
         .where('group_id', '=', group.id)
         .where(
           'server_id',

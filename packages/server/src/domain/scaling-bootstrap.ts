@@ -21,6 +21,9 @@ import { bootstrapOf, groupEvent, SCALING_LEASE_MS, type AdjustRequest, type Adj
  */
 export const MEMBER_JOINING = 2;
 
+/** scaling_members.bootstrap of a member whose server record hearth made (member_bootstrap): its removal deletes the record. */
+export const MEMBER_MADE = 1;
+
 /** Most characters in a server's name and resource name (varchar(255) columns). */
 const MAX_SERVER_NAME_LENGTH = 255;
 

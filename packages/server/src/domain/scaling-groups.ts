@@ -18,7 +18,7 @@ import type { StackService } from './stacks.ts';
 import { boundsProblem } from './scaling-capacity.ts';
 import { actuatorUrlProblem, sealSecret } from './scaling-webhook.ts';
 import { bootstrapOf, groupEvent, scalingTopics, type AdjustResult, type ScalingAdjuster } from './scaling-adjust.ts';
-import { MEMBER_JOINING } from './scaling-bootstrap.ts';
+import { MEMBER_JOINING, MEMBER_MADE } from './scaling-bootstrap.ts';
 import { redeliverUndelivered, undeliveredMembers } from './scaling-outbox.ts';
 import { shownUrl } from './link-local.ts';
 
@@ -193,12 +193,19 @@ export class ScalingGroupService {
     });
   }
 
-  /** Adds and removes members (server ids of this project), as the provisioner reports them. */
+  /**
+   * Adds and removes members (server ids of this project), as the provisioner reports them. A removed
+   * member whose record hearth made (member_bootstrap) is deleted with it, in the same transaction: its
+   * VM is gone, so its credential is revoked and its deployments go as a server delete does them. A
+   * member the provisioner added keeps its record.
+   */
   async changeMembers(projectId: string, stackRef: string, name: string, body: ScalingMembersChange): Promise<ScalingGroup> {
     const { row, stack } = await this.find(projectId, stackRef, name);
     const add = [...new Set(body.add ?? [])];
     const remove = [...new Set(body.remove ?? [])];
-    await this.store.write(async ({ trx, now, event, publish }) => {
+    const servers = this.adjuster.servers;
+    const deleted = await this.store.write(async (ctx) => {
+      const { trx, now, event, publish } = ctx;
       await this.current(trx, row, stack);
       const known =
         add.length === 0
@@ -212,6 +219,20 @@ export class ScalingGroupService {
           .values({ group_id: row.id, server_id: serverId, bootstrap: 0, added_at: now })
           .onConflict((oc) => oc.columns(['group_id', 'server_id']).doNothing())
           .execute();
+      const made =
+        remove.length === 0
+          ? []
+          : await trx
+              .selectFrom('scaling_members as m')
+              .innerJoin('servers as s', 's.id', 'm.server_id')
+              .selectAll('s')
+              .where('m.group_id', '=', row.id)
+              .where('m.server_id', 'in', remove)
+              .where('m.bootstrap', '=', MEMBER_MADE)
+              .where('s.project_id', '=', projectId)
+              .orderBy('s.id')
+              .execute();
+      for (const server of made) await servers.deleteIn(ctx, server, ` (removed from scaling group ${row.name} by its provisioner)`);
       if (remove.length > 0)
         await trx
           .deleteFrom('scaling_members')
@@ -219,9 +240,19 @@ export class ScalingGroupService {
           .where('server_id', 'in', remove)
           .where('bootstrap', '!=', MEMBER_JOINING)
           .execute();
-      event(groupEvent(row, 'scaling_group.members_changed', `Members of ${row.name}: +${add.length} -${remove.length}`, { add, remove }));
+      const deletedIds = made.map((s) => s.id);
+      const note = made.length === 0 ? '' : ` (${made.length} record(s) hearth made deleted, their credentials revoked)`;
+      event(
+        groupEvent(row, 'scaling_group.members_changed', `Members of ${row.name}: +${add.length} -${remove.length}${note}`, {
+          add,
+          remove,
+          deleted_servers: deletedIds,
+        }),
+      );
       publish(scalingTopics.group(row.id));
+      return made;
     });
+    for (const server of deleted) servers.forgetDeleted(server);
     return this.show(projectId, stackRef, name);
   }
 
@@ -235,7 +266,11 @@ export class ScalingGroupService {
       .orderBy('added_at')
       .orderBy('server_id')
       .execute();
-    return rows.map((m) => ({ server_id: m.server_id, bootstrap: m.bootstrap === 1, added_time: heatTime(new Date(m.added_at)) }));
+    return rows.map((m) => ({
+      server_id: m.server_id,
+      bootstrap: m.bootstrap === MEMBER_MADE,
+      added_time: heatTime(new Date(m.added_at)),
+    }));
   }
 
   /** The group as it is in the write transaction, or ERR_SCALING_GROUP_NOT_FOUND when it was deleted since it was found. */

@@ -10,6 +10,7 @@ import { collectorConfig, collectorConfText, type TransportContext } from './tra
 import { resourceEvent } from './events.ts';
 import { orphanDeployments } from './server-deployments.ts';
 import { LastSeenWriter } from './server-last-seen.ts';
+import type { WriteContext } from '../store/write-queue.ts';
 
 /** The server id of a `server-deleted:<id>` topic. */
 const SERVER_DELETED_TOPIC = topics.serverDeleted('');
@@ -164,30 +165,44 @@ export class ServerService {
    */
   async delete(projectId: string, id: string): Promise<void> {
     const row = await this.store.write(async (ctx) => {
-      const { trx, event, publish } = ctx;
-      const found = await trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
+      const found = await ctx.trx.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
       if (!found || found.project_id !== projectId) throw new HearthError('ERR_SERVER_NOT_FOUND', { id });
-      const { failed, detached } = await orphanDeployments(ctx, found);
-      await trx.deleteFrom('scaling_members').where('server_id', '=', id).execute();
-      await trx.deleteFrom('servers').where('id', '=', id).execute();
-      event(
-        resourceEvent(
-          { project_id: projectId, resource_type: 'server', resource_id: id, server_id: id },
-          'server.deleted',
-          `Server ${found.name} deleted; its credential and those of its deployments are revoked` +
-            (failed > 0 ? `; ${failed} deployment(s) in progress failed` : '') +
-            (detached > 0 ? `; ${detached} deployment(s) kept as history, in no server's metadata` : ''),
-          { deployments_failed: failed, deployments_detached: detached },
-        ),
-      );
-      publish(topics.credential(found.access_key_id));
-      // Its document (which holds the revoked credential) is dropped from every replica's memory.
-      publish(topics.serverDeleted(id));
+      await this.deleteIn(ctx, found);
       return found;
     });
+    this.forgetDeleted(row);
+  }
+
+  /**
+   * The store half of `delete`, in the caller's transaction (a scaling group's member removal deletes
+   * the records hearth made with it); `cause` ends the event's first clause. The caller calls
+   * forgetDeleted once the transaction committed.
+   */
+  async deleteIn(ctx: WriteContext, found: ServerRow, cause = ''): Promise<void> {
+    const { trx, event, publish } = ctx;
+    const { failed, detached } = await orphanDeployments(ctx, found);
+    await trx.deleteFrom('scaling_members').where('server_id', '=', found.id).execute();
+    await trx.deleteFrom('servers').where('id', '=', found.id).execute();
+    event(
+      resourceEvent(
+        { project_id: found.project_id, resource_type: 'server', resource_id: found.id, server_id: found.id },
+        'server.deleted',
+        `Server ${found.name} deleted${cause}; its credential and those of its deployments are revoked` +
+          (failed > 0 ? `; ${failed} deployment(s) in progress failed` : '') +
+          (detached > 0 ? `; ${detached} deployment(s) kept as history, in no server's metadata` : ''),
+        { deployments_failed: failed, deployments_detached: detached },
+      ),
+    );
+    publish(topics.credential(found.access_key_id));
+    // Its document (which holds the revoked credential) is dropped from every replica's memory.
+    publish(topics.serverDeleted(found.id));
+  }
+
+  /** Drops a deleted server from this replica's caches; called after the delete committed. */
+  forgetDeleted(row: ServerRow): void {
     this.forgetAccessKey(row.access_key_id);
-    this.seen.forget(id);
-    this.rows.delete(id);
+    this.seen.forget(row.id);
+    this.rows.delete(row.id);
   }
 
   /** Drops a cached credential (called on delete, and by the feed for other replicas). */

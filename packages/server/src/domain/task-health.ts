@@ -3,6 +3,7 @@
 // what to do; a reminder every few minutes while it keeps failing, with a count; one line when it
 // works again. A full disk or a database that is down fails every run: a line per run would flood
 // the log for as long as it lasts.
+import { performance } from 'node:perf_hooks';
 import { isStoreFull, isStoreUnavailable } from '../store/unavailable.ts';
 
 /** How long a task that keeps failing goes between reminders (default 5 minutes). */
@@ -43,7 +44,8 @@ export class TaskHealth {
     private readonly task: string,
     private readonly log: (error: unknown) => void,
     private readonly remindMs = TASK_REMINDER_MS,
-    private readonly clock: () => number = Date.now,
+    /** Milliseconds on a clock for durations; default the monotonic one (a wall-clock step back silenced reminders for its size). */
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** True while the last run failed. */

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { performance } from 'node:perf_hooks';
 import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 import { isStoreUnavailable } from './unavailable.ts';
@@ -79,7 +80,8 @@ export function idleConnectionLossReporter(logError: (error: unknown) => void, w
   return (error) => {
     if (!isStoreUnavailable(error)) return logError(error);
     lost++;
-    const now = Date.now();
+    // Monotonic: a step of the wall clock back must not silence the line for the size of the step.
+    const now = performance.now();
     if (now - lastLineAt < windowMs) return;
     lastLineAt = now;
     const code = (error as { code?: unknown }).code;

@@ -1,0 +1,110 @@
+// Durations that rate-limit background tasks' log lines and time alarm repeats were differences of
+// Date.now(): a step of the wall clock back (NTP, often right after boot) silenced a failing task's
+// reminders, and held off an alarm's repeated actions, for the size of the step. They are measured on
+// the monotonic clock now (stored times stay wall-clock). The step is made in-process: `Date` (Date.now
+// and `new Date()`) is offset; timers and performance.now() are not.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildApp } from '../app.ts';
+import { ADMIN, alarmReceiver, testStore } from '../test-support.ts';
+import { TaskHealth, type TaskNotice } from './task-health.ts';
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Puts in a wall clock that `step` moves by `offsetMs` (negative: back) from then on, as NTP moves the
+ * system clock: `Date.now` taken as a function before the step (a default parameter) moves with it too.
+ */
+function steppableWallClock(): { step(offsetMs: number): void; restore(): void } {
+  const Real = globalThis.Date;
+  let offset = 0;
+  class Stepped extends Real {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(Real.now() + offset);
+      else super(...(args as [string | number | Date]));
+    }
+    static override now(): number {
+      return Real.now() + offset;
+    }
+  }
+  globalThis.Date = Stepped as DateConstructor;
+  return {
+    step: (offsetMs) => void (offset += offsetMs),
+    restore: () => void (globalThis.Date = Real),
+  };
+}
+
+test('task health: a failing task is still reminded of after its period when the wall clock stepped back', async () => {
+  const lines: TaskNotice[] = [];
+  const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const clock = steppableWallClock();
+  try {
+    const health = new TaskHealth('deadline sweeper', (notice) => lines.push(notice as TaskNotice), 200);
+    health.failed(down);
+    assert.equal(lines.length, 1);
+    clock.step(-HOUR_MS);
+    await sleep(300);
+    health.failed(down);
+    assert.equal(lines.length, 2, 'a reminder a period (200 ms) later');
+    assert.match(lines[1]!.message, /still failing .*: 2 failed runs in 0 min/);
+    health.succeeded();
+  } finally {
+    clock.restore();
+  }
+  assert.match(lines[2]!.message, /^deadline sweeper works again, after 2 failed runs in 0 s$/);
+});
+
+test('alarm repeat_actions: the actions repeat a period on when the wall clock stepped back meanwhile', async () => {
+  const storage = await testStore('hearth-alarm-');
+  const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
+  const app = await buildApp({
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+    // Never fires during the test: runs are driven by runOnce(), on the real clocks.
+    alarms: { evaluator: { schedule: '0 0 1 1 *' } },
+  });
+  try {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/default/alarms',
+      headers: ADMIN,
+      payload: {
+        name: 'always',
+        metric_name: 'Heartbeat',
+        // The SampleCount of no samples is 0: ALARM from the first run, and it stays.
+        statistic: 'SampleCount',
+        period: 1,
+        threshold: 0,
+        comparison_operator: 'GreaterThanOrEqualToThreshold',
+        repeat_actions: true,
+        alarm_actions: [hookUrl],
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const evaluator = app.services.alarmEvaluator;
+    assert.equal((await evaluator.runOnce()).changed, 1);
+    const clock = steppableWallClock();
+    try {
+      clock.step(-HOUR_MS);
+      await sleep(1_200);
+      const run = await evaluator.runOnce();
+      assert.equal(run.changed, 0);
+      assert.equal(run.repeated, 1, 'a period (1 s) after the actions were sent, they are sent again');
+      assert.equal((await evaluator.runOnce()).repeated, 0, 'not again within the period');
+    } finally {
+      clock.restore();
+    }
+    assert.deepEqual(
+      bodies.map((b) => `${b.previous} -> ${b.current}`),
+      ['insufficient data -> alarm', 'alarm -> alarm'],
+    );
+  } finally {
+    await app.close();
+    hook.close();
+    await storage.remove();
+  }
+});
