@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import got from 'got';
 import { aodhState, type AlarmNotification, type AlarmState } from '@hearth/protocol';
 import type { Transaction } from 'kysely';
@@ -129,7 +130,8 @@ export class AlarmActionDeliverer {
   }
 
   /**
-   * Attempts every delivery that is due, until `stopAtMs` (epoch ms) passes; returns how many
+   * Attempts every delivery that is due, until `stopAtMs` (on performance.now()'s monotonic clock:
+   * a wall-clock step back must not run it past the lease) passes; returns how many
    * succeeded. Call from the lease holder only, with a stop well inside its lease, so that no other
    * process can take the lease and send the same delivery meanwhile.
    */
@@ -144,7 +146,7 @@ export class AlarmActionDeliverer {
     const blocked = new Set<string>();
     let delivered = 0;
     for (const row of rows) {
-      if (Date.now() >= stopAtMs) break;
+      if (performance.now() >= stopAtMs) break;
       const key = `${row.alarm_id} ${row.url}`;
       if (blocked.has(key)) continue;
       if (row.next_attempt_at > now.toISOString()) {

@@ -207,7 +207,8 @@ export class AlarmEvaluator {
   private async run(at?: Date): Promise<EvaluationRun> {
     const idle = { leader: false, evaluated: 0, changed: 0, repeated: 0, pruned: 0, delivered: 0 };
     if (!(await this.acquire())) return idle;
-    const leaseHalfLife = Date.now() + (this.options.leaseSeconds * 1000) / 2;
+    // Monotonic, as deliverDue checks it: a wall-clock step back must not let deliveries run past the lease.
+    const leaseHalfLife = performance.now() + (this.options.leaseSeconds * 1000) / 2;
     const nowMs = (at ?? new Date()).getTime();
     const nowMonotonicMs = performance.now();
     const alarms = await this.store.reader.selectFrom('alarms').selectAll().where('enabled', '=', 1).orderBy('id').execute();

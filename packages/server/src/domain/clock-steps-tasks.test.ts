@@ -5,9 +5,13 @@
 // and `new Date()`) is offset; timers and performance.now() are not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../app.ts';
-import { ADMIN, alarmReceiver, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, testApp, testStore } from '../test-support.ts';
+import { AlarmActionDeliverer, enqueueDeliveries } from './alarm-actions.ts';
 import { TaskHealth, type TaskNotice } from './task-health.ts';
 
 const HOUR_MS = 3_600_000;
@@ -106,5 +110,36 @@ test('alarm repeat_actions: the actions repeat a period on when the wall clock s
     await app.close();
     hook.close();
     await storage.remove();
+  }
+});
+
+test('alarm deliveries stop at their monotonic stop time when the wall clock steps back during a slow POST', async () => {
+  const { app, done } = await testApp();
+  const clock = steppableWallClock();
+  const hits: string[] = [];
+  const receiver = createServer((request, response) => {
+    request.resume();
+    hits.push(request.url!);
+    if (hits.length === 1) clock.step(-HOUR_MS); // NTP steps the clock back while the first POST is out
+    setTimeout(() => response.writeHead(204).end(), 400);
+  });
+  try {
+    await app.services.alarmEvaluator.stop(); // only this deliverer sends
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    const urls = ['/a', '/b', '/c'].map((path) => `http://127.0.0.1:${port}${path}`);
+    const store = app.services.store;
+    await store.write(async ({ trx, now }) => enqueueDeliveries(trx, now, 'alarm-1', urls, '{}'));
+    // A stop 300 ms ahead: the first POST (400 ms) outlasts it, and nothing is sent after it, the step notwithstanding.
+    const delivered = await new AlarmActionDeliverer(store, { backoffMs: 1, maxBackoffMs: 1 }).deliverDue(
+      new Date(Date.now() + 10),
+      performance.now() + 300,
+    );
+    assert.equal(delivered, 1);
+    assert.deepEqual(hits, ['/a']);
+  } finally {
+    clock.restore();
+    receiver.close();
+    await done();
   }
 });
