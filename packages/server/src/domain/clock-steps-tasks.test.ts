@@ -13,31 +13,9 @@ import { buildApp } from '../app.ts';
 import { ADMIN, alarmReceiver, testApp, testStore } from '../test-support.ts';
 import { AlarmActionDeliverer, enqueueDeliveries } from './alarm-actions.ts';
 import { TaskHealth, type TaskNotice } from './task-health.ts';
+import { steppableWallClock } from '../test-support-clock.ts';
 
 const HOUR_MS = 3_600_000;
-
-/**
- * Puts in a wall clock that `step` moves by `offsetMs` (negative: back) from then on, as NTP moves the
- * system clock: `Date.now` taken as a function before the step (a default parameter) moves with it too.
- */
-function steppableWallClock(): { step(offsetMs: number): void; restore(): void } {
-  const Real = globalThis.Date;
-  let offset = 0;
-  class Stepped extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offset);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offset;
-    }
-  }
-  globalThis.Date = Stepped as DateConstructor;
-  return {
-    step: (offsetMs) => void (offset += offsetMs),
-    restore: () => void (globalThis.Date = Real),
-  };
-}
 
 test('task health: a failing task is still reminded of after its period when the wall clock stepped back', async () => {
   const lines: TaskNotice[] = [];

@@ -9,26 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../app.ts';
 import { ADMIN, createConfig, createDeployment, registerServer, testApp, testStore, waitConditionHandle } from '../test-support.ts';
+import { stepWallClock } from '../test-support-clock.ts';
 
 const HOUR_MS = 3_600_000;
-
-/** Steps the wall clock by `offsetMs` (negative: back); returns the function that puts it right. */
-function stepWallClock(offsetMs: number): () => void {
-  const Real = globalThis.Date;
-  class Stepped extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offsetMs);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offsetMs;
-    }
-  }
-  globalThis.Date = Stepped as DateConstructor;
-  return () => {
-    globalThis.Date = Real;
-  };
-}
 
 /** Polls `read` every 100 ms until `done` accepts what it returns or `ms` pass; returns the last value. */
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms: number): Promise<T> {

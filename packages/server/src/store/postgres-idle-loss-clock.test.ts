@@ -6,24 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { idleConnectionLossReporter } from './postgres.ts';
-
-/** Steps the wall clock by `offsetMs` (negative: back); returns the function that puts it right. */
-function stepWallClock(offsetMs: number): () => void {
-  const Real = globalThis.Date;
-  class Stepped extends Real {
-    constructor(...args: unknown[]) {
-      if (args.length === 0) super(Real.now() + offsetMs);
-      else super(...(args as [string | number | Date]));
-    }
-    static override now(): number {
-      return Real.now() + offsetMs;
-    }
-  }
-  globalThis.Date = Stepped as DateConstructor;
-  return () => {
-    globalThis.Date = Real;
-  };
-}
+import { stepWallClock } from '../test-support-clock.ts';
 
 test('idleConnectionLossReporter: a step of the wall clock back does not silence the next window', async () => {
   const logged: unknown[] = [];
