@@ -60,6 +60,17 @@ for (const { name, write } of variants) {
     assert.equal(readFileSync(join(path, 'inside'), 'utf8'), 'keep');
   });
 
+  test(`${name} names the target in its error, keeping the code (a failed write or rename names no file, or only the temp one)`, async (t) => {
+    const dir = tempDir(t);
+    const path = join(dir, 'state.json');
+    mkdirSync(join(path, 'inside'), { recursive: true });
+    await assert.rejects(write(path, 'x'), (error: NodeJS.ErrnoException) => {
+      assert.ok(error.message.startsWith(`cannot write ${path}: `), error.message);
+      assert.ok(['EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(error.code ?? ''), error.code);
+      return true;
+    });
+  });
+
   test(`${name} fails when a parent is a regular file`, async (t) => {
     const dir = tempDir(t);
     writeFileSync(join(dir, 'plain'), '');

@@ -97,11 +97,29 @@ function syncDirSync(dir: string): void {
 }
 
 /**
+ * `error` with the target named first in its message, its code kept: a write or fsync that fails (ENOSPC on a
+ * full disk) names no file, and an open names only the temp file, so the log could not say which file was lost.
+ */
+function namingTarget(error: unknown, path: string): unknown {
+  if (error instanceof Error) error.message = `cannot write ${path}: ${error.message}`;
+  return error;
+}
+
+/**
  * Replaces `path` with `data` so that a reader sees either the old or the new content, never a part:
  * writes a temp file in the same directory, fsyncs it, renames it over `path`, then fsyncs the directory.
  * Creates the parent directory (0o700) when missing, and then fsyncs the parent of each directory it made.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  try {
+    await replaceFile(path, data, options);
+  } catch (error) {
+    throw namingTarget(error, path);
+  }
+}
+
+/** The steps of writeFileAtomic. */
+async function replaceFile(path: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const mode = options.mode ?? DEFAULT_FILE_MODE;
   const dir = dirname(path);
   const created = await mkdir(dir, { recursive: true, mode: CREATED_DIR_MODE });
@@ -127,6 +145,15 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 
 /** The synchronous twin of writeFileAtomic, for exit paths and code that cannot await. */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  try {
+    replaceFileSync(path, data, options);
+  } catch (error) {
+    throw namingTarget(error, path);
+  }
+}
+
+/** The steps of writeFileAtomicSync. */
+function replaceFileSync(path: string, data: string | Uint8Array, options: AtomicWriteOptions): void {
   const mode = options.mode ?? DEFAULT_FILE_MODE;
   const dir = dirname(path);
   const created = mkdirSync(dir, { recursive: true, mode: CREATED_DIR_MODE });

@@ -56,7 +56,13 @@ export function applyConfig(options: ApplyConfigOptions, io: ApplyConfigIo): num
     if (!options.validate) {
       for (const file of rendered) {
         const path = join(options.output, file.target);
-        const outcome = writeRenderedFile(path, file);
+        let outcome;
+        try {
+          outcome = writeRenderedFile(path, file);
+        } catch (error) {
+          // A full disk's ENOSPC names no file; the target is left as it was.
+          throw new ApplyConfigError(`Could not write ${path}: ${(error as Error).message}`);
+        }
         io.log.info(outcome === 'written' ? `writing ${path}` : outcome === 'deleted' ? `deleting ${path}` : `not creating empty ${path}`);
       }
     }

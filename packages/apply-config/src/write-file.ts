@@ -51,7 +51,11 @@ export function writeRenderedFile(path: string, file: RenderedFile): WriteOutcom
   const fd = openSync(temp, 'wx', 0o600);
   try {
     try {
-      writeSync(fd, Buffer.from(file.body, 'utf8'));
+      // A write may take only part of the bytes (a nearly full disk): the rest is written until the disk says ENOSPC,
+      // never renamed over the target cut short.
+      const bytes = Buffer.from(file.body, 'utf8');
+      let offset = 0;
+      while (offset < bytes.byteLength) offset += writeSync(fd, bytes, offset, bytes.byteLength - offset);
       fchmodSync(fd, mode);
       if (uid !== -1 || gid !== -1) fchownSync(fd, uid, gid);
       fsyncSync(fd);

@@ -16,6 +16,8 @@ export interface StoreResult {
   changed: boolean;
   /** `<cachedir>/<key>.json`. */
   path: string;
+  /** `<key>.json.last` when it exists but cannot be read or parsed (damaged by a crash): counted as changed. */
+  damagedLast?: string;
 }
 
 /** One cache directory. */
@@ -66,6 +68,7 @@ export function openCache(dir: string): MetadataCache {
       if (!changed) {
         const last = readJson(`${path}.last`);
         changed = !last.ok || !jsonEqual(last.value, content);
+        if (!last.ok && existsSync(`${path}.last`)) return { changed, path, damagedLast: `${path}.last` };
       }
       return { changed, path };
     },

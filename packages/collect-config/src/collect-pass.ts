@@ -65,6 +65,10 @@ export async function collectPass(
       result.keys.push(key);
       if (cache) {
         const stored = await cache.store(key, content);
+        if (stored.damagedLast !== undefined)
+          ctx.log.warn(`${stored.damagedLast} cannot be read (damaged?); counting ${key} as changed, so the command runs again`, {
+            file: stored.damagedLast,
+          });
         if (stored.changed && !result.changedKeys.includes(key)) result.changedKeys.push(key);
         result.paths.push(stored.path);
       } else {

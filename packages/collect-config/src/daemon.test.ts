@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitError, httpRequest } from '@hearth/agent-kit';
 import type { Collector, CollectOutcome } from './collectors/types.ts';
@@ -137,6 +137,34 @@ test('a source that fails keeps its last good data in OS_CONFIG_FILES (fix); an 
   assert.equal(status.lastCommand?.exitCode, 0);
   assert.deepEqual(status.lastCommand?.files, expected);
   assert.match(formatStatus(status), /flaky +\S+ error: boom \[flaky\]/);
+});
+
+test('a damaged .last is named in the log and the command runs again; a .last that cannot be written does not stop the daemon', async () => {
+  const options = optionsFor(['-c', 'true']);
+  const collectors = [scripted('a', [data('a', { v: 1 })])];
+  const first = harness([0]);
+  await runCollectConfig({ ...options, oneTime: true }, { ...first.deps, collectors });
+  const last = join(options.cachedir, 'a.json.last');
+  writeFileSync(last, '{\n "v":'); // cut mid-write by a power loss on a disk that lost its cache
+
+  const truncated = harness([0]);
+  assert.equal((await runCollectConfig({ ...options, oneTime: true }, { ...truncated.deps, collectors })).exitCode, 0);
+  assert.equal(truncated.commands.length, 1, 'whether the command consumed it cannot be known: it runs again');
+  const named = truncated.log.lines.filter((line) => line.level === 'warn' && line.message.includes(last));
+  assert.equal(named.length, 1, JSON.stringify(truncated.log.lines));
+  assert.match(named[0]!.message, /cannot be read .*counting a as changed/);
+  assert.deepEqual(JSON.parse(readFileSync(last, 'utf8')), { v: 1 }, 'committed again whole');
+
+  rmSync(last);
+  mkdirSync(join(last, 'in-the-way'), { recursive: true });
+  const blocked = harness([0], 2);
+  assert.deepEqual(await runCollectConfig(options, { ...blocked.deps, collectors }), { exitCode: 0, reexec: false });
+  assert.equal(blocked.commands.length, 2, 'not recorded as consumed: each pass runs it again, as after a failed command');
+  const commitErrors = blocked.log.lines.filter(
+    (line) => line.level === 'error' && /could not be recorded in the cache/.test(line.message),
+  );
+  assert.equal(commitErrors.length, 2);
+  assert.match(String(commitErrors[0]!.fields?.error), new RegExp(`cannot write ${last}: `));
 });
 
 test('a changed config file after a command run asks for a re-exec', async () => {

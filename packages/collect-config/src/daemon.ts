@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ExitError, type httpRequest, type Logger } from '@hearth/agent-kit';
-import { openCache } from './cache.ts';
-import { collectPass, type LastGood } from './collect-pass.ts';
+import { openCache, type MetadataCache } from './cache.ts';
+import { collectPass, type LastGood, type PassResult } from './collect-pass.ts';
 import type { HearthCollector } from './collectors/hearth.ts';
 import { buildCollectors } from './collectors/registry.ts';
 import type { Collector, CollectorContext } from './collectors/types.ts';
@@ -92,6 +92,24 @@ export async function runCollectConfig(options: CollectOptions, deps: DaemonDeps
   }
 }
 
+/**
+ * Commits `keys` after the command succeeded; true when there were any and all were committed. In the daemon a
+ * commit that cannot be written is logged and left for the next pass (which then runs the command again, as when
+ * it had failed); one-time throws it.
+ */
+async function commitOrWarn(cache: MetadataCache, keys: readonly string[], daemon: boolean, log: Logger): Promise<boolean> {
+  try {
+    for (const key of keys) await cache.commit(key);
+  } catch (error) {
+    if (!daemon) throw error;
+    log.error('The command succeeded but could not be recorded in the cache; it runs again on the next pass', {
+      error: (error as Error).message,
+    });
+    return false;
+  }
+  return keys.length > 0;
+}
+
 /** The store-and-run loop: one pass when one-time, else until stopped or a re-exec is due. */
 async function loop(options: CollectOptions, deps: DaemonDeps, collectors: Collector[], ctx: CollectorContext): Promise<RunOutcome> {
   const sleep = deps.sleep ?? defaultSleep;
@@ -126,12 +144,30 @@ async function loop(options: CollectOptions, deps: DaemonDeps, collectors: Colle
 
   let exitCode = 0;
   let interval = options.minPollingInterval;
+  let cacheFailing = false;
   try {
     while (!stop.aborted) {
       wakePending = false;
-      const pass = await collectPass(collectors, ctx, cache, lastGood);
+      let pass: PassResult | undefined;
+      try {
+        pass = await collectPass(collectors, ctx, cache, lastGood);
+      } catch (error) {
+        // The cache cannot be written (a full disk, a damaged cachedir): the daemon waits for it to be fixed
+        // instead of exiting, which under systemd's Restart= only made it fail again every few seconds.
+        if (!daemon) throw error;
+        // One error line when the writes start failing, not one per pass.
+        deps.log[cacheFailing ? 'debug' : 'error'](
+          `Could not store the collected metadata; not running the command until it can. Retrying in ${interval} s`,
+          { cachedir: options.cachedir, error: (error as Error).message },
+        );
+        cacheFailing = true;
+      }
+      if (pass !== undefined && cacheFailing) {
+        deps.log.info('The metadata cache can be written again', { cachedir: options.cachedir });
+        cacheFailing = false;
+      }
       let applied = false;
-      if (pass.changedKeys.length > 0 || options.force) {
+      if (pass !== undefined && (pass.changedKeys.length > 0 || options.force)) {
         deps.onCommand?.(true);
         deps.log.info(`Executing ${command} with OS_CONFIG_FILES=${pass.paths.join(':')}`);
         const result = await deps.runCommand(command, pass.paths);
@@ -143,18 +179,18 @@ async function loop(options: CollectOptions, deps: DaemonDeps, collectors: Colle
           exitCode = result.exitCode;
           deps.log.error('Command failed, will not cache new data.', { exit_code: result.exitCode, signal: result.signal });
         } else {
-          for (const key of pass.changedKeys) await cache.commit(key);
-          applied = pass.changedKeys.length > 0;
+          applied = await commitOrWarn(cache, pass.changedKeys, daemon, deps.log);
         }
         if (daemon && configHash(options.configFiles) !== hash) {
           deps.log.info('The configuration changed: re-executing');
           return { exitCode, reexec: true };
         }
-      } else {
+      } else if (pass !== undefined) {
         deps.log.debug('No changes detected.');
       }
       if (applied) interval = options.minPollingInterval;
-      status.collectors = pass.statuses;
+      // After a pass that stored nothing (and ran nothing) the status keeps the collectors of the last one that did.
+      if (pass !== undefined) status.collectors = pass.statuses;
       status.updatedAt = new Date().toISOString();
       status.nextPollInSeconds = daemon ? interval : undefined;
       if (hearth) status.hearth = hearth.watchState();

@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, lstatSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireLock, type Logger } from '@hearth/agent-kit';
+import { acquireLock, removeStaleTempFiles, type Lock, type Logger } from '@hearth/agent-kit';
 import { deployOne, type DeployOneOptions, type DeploymentOutcome } from './deploy-one.ts';
 import { ensureDeployedDir } from './markers.ts';
 import type { HeatConfigOptions } from './options.ts';
@@ -32,10 +32,26 @@ export async function runHeatConfig(
     return { exitCode: 1, outcomes: [] };
   }
   if ((lstatSync(options.configFile).mode & 0o7777) !== 0o600) chmodSync(options.configFile, 0o600);
-  if (ensureDeployedDir(options.deployedDir, options.oldDeployedDir) === 'migrated')
-    log.debug(`Migrating deployed state from ${options.oldDeployedDir} to ${options.deployedDir}`);
-  const lock = await acquireLock(join(options.deployedDir, LOCK_FILE_NAME), { wait: true });
+  let lock: Lock;
   try {
+    if (ensureDeployedDir(options.deployedDir, options.oldDeployedDir) === 'migrated')
+      log.debug(`Migrating deployed state from ${options.oldDeployedDir} to ${options.deployedDir}`);
+    lock = await acquireLock(join(options.deployedDir, LOCK_FILE_NAME), { wait: true });
+  } catch (error) {
+    // A full disk, or a deployed dir that is a file: starting afresh elsewhere would run every deployment again.
+    log.error(
+      `Cannot use the deployed dir ${options.deployedDir} (${(error as Error).message}); no deployment was run: free space or fix it, then run again`,
+      { deployedDir: options.deployedDir, code: (error as NodeJS.ErrnoException).code },
+    );
+    return { exitCode: 1, outcomes: [] };
+  }
+  try {
+    // A heat-config killed mid-write leaves its temp file (the deployment, or its result): nothing else removes it.
+    const leftovers = removeStaleTempFiles(options.deployedDir);
+    if (leftovers.length > 0)
+      log.warn(`Removed ${leftovers.length} temp file(s) a heat-config killed mid-write left in ${options.deployedDir}`, {
+        files: leftovers,
+      });
     let deployments: unknown;
     try {
       deployments = JSON.parse(await readFile(options.configFile, 'utf8'));

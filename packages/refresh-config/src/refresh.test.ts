@@ -92,6 +92,17 @@ test('a held lock fails fast with 11 and runs nothing', async (t) => {
   assert.match(logger.messages[0]!, new RegExp(`Could not lock .*held by pid ${process.pid}`));
 });
 
+test('a lock file that cannot be created (a directory in its place) is named in one error line; nothing runs, exit 1', async (t) => {
+  const { baseDir, trace, options, logger } = setup(t);
+  tracingScript(join(baseDir, 'configure.d', '10-x'), 'configure');
+  mkdirSync(join(options.lockFile, 'in-the-way'), { recursive: true });
+  const result = await refreshConfig(options);
+  assert.equal(result.exitCode, 1);
+  assert.deepEqual(readTrace(trace), []);
+  assert.equal(logger.messages.length, 1, logger.messages.join('\n'));
+  assert.match(logger.messages[0]!, new RegExp(`^Could not create the lock file ${options.lockFile}: E[A-Z]+.*; no phase was run$`));
+});
+
 test('--timeout SIGKILLs the running script and what it started, then error.d runs and the run fails', async (t) => {
   const { root, baseDir, trace, options } = setup(t);
   const pidFile = join(root, 'grandchild.pid');

@@ -57,7 +57,7 @@ async function runPhaseDir(dir: string, options: Parameters<typeof runParts>[1],
   }
 }
 
-/** Runs every phase under `baseDir` as os-refresh-config does. Rejects only if the lock file cannot be created at all. */
+/** Runs every phase under `baseDir` as os-refresh-config does. */
 export async function refreshConfig(options: RefreshConfigOptions): Promise<RefreshResult> {
   const { logger, reporter, baseDir } = options;
   const outcome: RefreshResult = { exitCode: 0, phases: [], failedPhase: undefined, errorHandlers: undefined, timedOut: false };
@@ -65,7 +65,14 @@ export async function refreshConfig(options: RefreshConfigOptions): Promise<Refr
   try {
     lock = await acquireLock(options.lockFile, { wait: false });
   } catch (error) {
-    if (!(error instanceof LockBusyError)) throw error;
+    if (!(error instanceof LockBusyError)) {
+      // A full disk, or a directory in its place: the bare errno named neither the file nor what was skipped.
+      logger.error(`Could not create the lock file ${options.lockFile}: ${(error as Error).message}; no phase was run`, {
+        lockfile: options.lockFile,
+        code: (error as NodeJS.ErrnoException).code,
+      });
+      return { ...outcome, exitCode: 1 };
+    }
     logger.error(`Could not lock ${options.lockFile}: held by ${error.pid === undefined ? 'another process' : `pid ${error.pid}`}`, {
       lockfile: options.lockFile,
       holder: error.pid,

@@ -1,12 +1,14 @@
 // One cfn-hup pass: for each resource the hooks watch, fetch its metadata, fire post.add / post.update /
 // post.remove for the hooks whose path changed, restart ensureRunning services that stopped (service.restarted).
+import { existsSync } from 'node:fs';
+import { removeStaleTempFiles } from '@hearth/agent-kit/atomic-file';
 import type { AgentPaths } from '@hearth/agent-kit/paths';
 import type { Logger } from '@hearth/agent-kit/logger';
 import { ExitError } from '@hearth/agent-kit/exit';
 import { readCredentialFile } from '../shared/credentials.ts';
 import type { HttpFunction } from '../shared/describe-stack-resource.ts';
 import { fetchMetadata } from '../shared/fetch-metadata.ts';
-import { metadataCacheFiles, readCachedMetadata } from '../shared/metadata-cache.ts';
+import { metadataCacheFiles, readJsonFile } from '../shared/metadata-cache.ts';
 import type { HookConfig, HookTrigger, HupConfig } from './config.ts';
 import { changeEvent } from './events.ts';
 import { clearPending, pendingFile, readPending, savePending } from './pending.ts';
@@ -82,10 +84,33 @@ async function savePendingOrWarn(ctx: PassContext, file: string, before: unknown
   }
 }
 
+/**
+ * The cached metadata to compare with, as readCachedMetadata reads it, saying which file a crash or a wrong hand
+ * damaged: without it the hooks fire post.update as on a first pass, and the log would not say why.
+ */
+function cachedBefore(ctx: PassContext, resource: string): unknown {
+  const files = metadataCacheFiles(ctx.paths, resource);
+  for (const file of new Set([files.resourceFile, files.lastFile])) {
+    const read = readJsonFile(file);
+    if (read.kind === 'ok') return read.value;
+    if (read.kind === 'invalid' || existsSync(file))
+      ctx.log.warn('cached metadata cannot be read: comparing with the next cached copy, else firing as on a first pass', {
+        resource,
+        file,
+        reason: read.reason,
+      });
+  }
+  return undefined;
+}
+
 /** Runs one pass over every resource the hooks name, in the order they first appear. */
 export async function runPass(ctx: PassContext): Promise<PassReport> {
   const report: PassReport = { fired: [], errors: [], failed: false };
   const { main, hooks } = ctx.config;
+  // A cfn-hup (or cfn-init) killed mid-write leaves its temp file, metadata with whatever secrets it holds: nothing else removes it.
+  const leftovers = removeStaleTempFiles(ctx.paths.cfnCacheDir);
+  if (leftovers.length > 0)
+    ctx.log.warn('removed temp files left by a writer killed mid-write', { dir: ctx.paths.cfnCacheDir, files: leftovers });
   const resources = [...new Set(hooks.map((hook) => hook.resource))];
   for (const resource of resources) {
     const watching = hooks.filter((hook) => hook.resource === resource);
@@ -93,7 +118,12 @@ export async function runPass(ctx: PassContext): Promise<PassReport> {
     const interrupted = readPending(pending);
     if (interrupted)
       ctx.log.info('an earlier pass stopped before all hooks of a change ran: comparing with the metadata before it', { resource });
-    const before = interrupted ? interrupted.before : readCachedMetadata(metadataCacheFiles(ctx.paths, resource));
+    else if (existsSync(pending))
+      ctx.log.warn('the record of a change being applied cannot be read: comparing with the cached metadata instead', {
+        resource,
+        file: pending,
+      });
+    const before = interrupted ? interrupted.before : cachedBefore(ctx, resource);
     let fetched;
     try {
       fetched = await fetchMetadata({
