@@ -1,6 +1,6 @@
 import type { DeploymentRow } from './store/schema.ts';
 import { openStore, type Store, type StoreOptions } from './store/store.ts';
-import { createLocalFeed, type Feed } from './feed/feed.ts';
+import { createLocalFeed, topics, type Feed } from './feed/feed.ts';
 import { SecretDeriver } from './auth/secrets.ts';
 import { Authenticator } from './auth/hooks.ts';
 import { ConfigService } from './domain/configs.ts';
@@ -27,6 +27,9 @@ import { ScalingPolicyService } from './domain/scaling-policies.ts';
 import { ActuatorDeliverer } from './domain/scaling-deliverer.ts';
 import { ScalingRecovery } from './domain/scaling-recovery.ts';
 import { EventsRetention } from './domain/events-retention.ts';
+
+/** The server id of a `server-deleted:<id>` topic. */
+const SERVER_DELETED_TOPIC = topics.serverDeleted('');
 
 /** What the services need to start. */
 export interface ServicesOptions {
@@ -123,6 +126,8 @@ export async function createServices(options: ServicesOptions): Promise<Services
   feed.subscribeAll((topic) => {
     servers.onFeedTopic(topic);
     configs.onFeedTopic(topic);
+    // Every replica's: the delete may have come through another one.
+    if (topic.startsWith(SERVER_DELETED_TOPIC)) metricSamples.forgetServer(topic.slice(SERVER_DELETED_TOPIC.length));
   });
   const deadlines = new DeadlineWatcher(
     store,

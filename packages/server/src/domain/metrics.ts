@@ -111,16 +111,17 @@ const SENDERS_TRACKED = 100_000;
 /**
  * A token bucket of samples per server, on this replica: samples are kept by count across the whole
  * table, so one VM sending in a loop would otherwise push every other VM's out and leave their alarms
- * without data. O(1) per put, in memory, bounded in size.
+ * without data. O(1) per put, in memory, bounded in size, and a deleted server's bucket goes with it.
  */
 class SampleRateLimit {
+  /** server id (unique across projects) -> its bucket. */
   private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
 
   /** Takes `count` samples from the sender's bucket, or throws ERR_RATE_LIMITED saying when they fit. */
   take(sender: MetricSender, count: number): void {
     // Monotonic: on the wall clock, a step back (NTP) stopped the refill for as long as the step.
     const nowMs = performance.now();
-    const key = `${sender.projectId}/${sender.serverId}`;
+    const key = sender.serverId;
     const bucket = this.buckets.get(key) ?? { tokens: SAMPLE_BURST, atMs: nowMs };
     const tokens = Math.min(SAMPLE_BURST, bucket.tokens + (Math.max(0, nowMs - bucket.atMs) / 1000) * SAMPLE_RATE_PER_SECOND);
     if (tokens < count) {
@@ -130,6 +131,16 @@ class SampleRateLimit {
     this.buckets.delete(key);
     if (this.buckets.size >= SENDERS_TRACKED) this.buckets.delete(this.buckets.keys().next().value!);
     this.buckets.set(key, { tokens: tokens - count, atMs: nowMs });
+  }
+
+  /** Drops a deleted server's bucket: churned servers (autoscaling) left theirs until SENDERS_TRACKED pushed them out. */
+  forget(serverId: string): void {
+    this.buckets.delete(serverId);
+  }
+
+  /** Servers whose rate is tracked. */
+  get size(): number {
+    return this.buckets.size;
   }
 }
 
@@ -205,6 +216,16 @@ export class MetricService {
       dimensions: canonicalDimensions(sample.dimensions),
       time,
     };
+  }
+
+  /** Drops what this replica keeps in memory for a deleted server (its sending rate). */
+  forgetServer(serverId: string): void {
+    this.rateLimit.forget(serverId);
+  }
+
+  /** Servers whose sending rate this replica tracks: bounded by the live ones, whatever the churn. */
+  get trackedSenders(): number {
+    return this.rateLimit.size;
   }
 
   /** A project's samples, newest first. */

@@ -44,6 +44,13 @@ declare module 'fastify' {
  */
 export function abortOnClose(request: FastifyRequest, reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
+  // The client may have gone already (while the store was read, or its credential looked up): its
+  // `close` has been emitted, and waiting for it held the wait to its end, its slot of the
+  // credential's long-polls, and an entry in longWaits (the app's close) for ever.
+  if (reply.raw.closed) {
+    controller.abort();
+    return controller.signal;
+  }
   const closed = request.server.longWaits?.add(() => controller.abort());
   reply.raw.once('close', () => {
     if (!reply.raw.writableEnded) controller.abort();
