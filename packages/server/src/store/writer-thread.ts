@@ -51,6 +51,8 @@ const THREAD_BOOT = `(async () => {
  */
 export class WriterThread implements PreparedRunner {
   private worker: Worker | undefined;
+  /** Whether the current worker has been handed a call (else it may still be booting, and holds nothing). */
+  private handedCalls = false;
   private readonly tasks = new Map<number, { task: PreparedTask; onCommit: (topics: Set<string>) => void }>();
   private nextId = 1;
   private idleWaiters: Array<() => void> = [];
@@ -63,6 +65,7 @@ export class WriterThread implements PreparedRunner {
 
   submit(tasks: PreparedTask[], onCommit: (topics: Set<string>) => void): void {
     const worker = (this.worker ??= this.start());
+    this.handedCalls = true;
     worker.ref(); // until every call has settled
     const calls = tasks.map((task): ThreadCall => {
       const id = this.nextId++;
@@ -100,6 +103,13 @@ export class WriterThread implements PreparedRunner {
     const worker = this.worker;
     if (!worker) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    if (!this.handedCalls) {
+      // Warmed up but never used: it may still be booting (seconds under tsx on a slow machine), and it holds
+      // no transaction, so it is stopped rather than waited for. Its connection is closed as the thread ends.
+      await worker.terminate();
+      await exited;
+      return;
+    }
     worker.ref(); // until its exit is seen
     worker.postMessage({ type: 'close' } satisfies ToThread);
     await exited;
@@ -152,6 +162,7 @@ export class WriterThread implements PreparedRunner {
   }
 
   private start(): Worker {
+    this.handedCalls = false;
     const entry = import.meta.url;
     const worker = new Worker(THREAD_BOOT, {
       eval: true,
