@@ -1,6 +1,7 @@
 import type { Store } from '../store/store.ts';
 import type { ServerService } from '../domain/servers.ts';
 import { placementOf } from '../domain/stacks.ts';
+import { HearthError } from '../domain/errors.ts';
 import { secretsEqual, type SecretDeriver } from './secrets.ts';
 
 /** The one resource a guest credential reaches, named as its ARN names it. */
@@ -151,11 +152,38 @@ export class GuestCredentials {
     return null;
   }
 
+  /**
+   * True while the credential a holder was found by is live. Deleting its resource (a server, a wait
+   * condition) can commit after the look-up: a guest route asks again before it answers with what it read.
+   */
+  async stillHeld(holder: Holder): Promise<boolean> {
+    return (await this.lookup(holder.accessKeyId)) !== null;
+  }
+
   /** Keystone password auth: user id = access key, password = its secret. Null when either is wrong. */
   async password(userId: string, password: string): Promise<Holder | null> {
     if (!secretsEqual(password, this.secretOf(userId))) return null;
     return this.lookup(userId);
   }
+}
+
+/** The 404 a signal's write answers when the holder's resource is gone. */
+const GONE: Partial<Record<Holder['kind'], string>> = {
+  wait_condition: 'ERR_WAIT_CONDITION_NOT_FOUND',
+  deployment: 'ERR_DEPLOYMENT_NOT_FOUND',
+};
+
+/**
+ * Rethrows a guest's signal failure as `revoked()` when it is the 404 of the holder's own wait
+ * condition or deployment: deleted (and its credential with it, in one transaction) after the
+ * credential was checked, the signal gets the answer of a revoked credential on its surface, as it
+ * does once the DELETE has answered, not a 404 naming the resource's internal id.
+ */
+export function revokedWhenGone(holder: Holder, revoked: () => Error): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof HearthError && error.code === GONE[holder.kind]) throw revoked();
+    throw error;
+  };
 }
 
 /** True when an ARN (or its parts) names exactly the holder's resource. */

@@ -9,14 +9,22 @@ import { cfnWaitSignal, heatWaitSignal } from '../domain/wait-condition-signals.
 
 const checkDeploymentSignal = bodyChecker(DeploymentSignal);
 
-/** A server's metadata snapshot as its agent reads it, recording the first fetch of new deployments. */
+/**
+ * A server's metadata snapshot as its agent reads it, recording the first fetch of new deployments. With
+ * `revoked` (a guest's credential), it is answered only while that credential is live: the server's delete can
+ * commit while the document is read (or just after it came from the cache), and once that DELETE has answered,
+ * its document must not be sent, nor its deployments' first fetch recorded (the native metadata route checks the
+ * same way, in routes/guest). `revoked` is the answer of a revoked credential on the caller's surface.
+ */
 export async function serverSnapshot(
   services: Services,
   holder: Holder & { kind: 'server' },
   log: FastifyBaseLogger,
+  revoked?: () => Error,
 ): Promise<MetadataSnapshot> {
-  services.servers.touch(holder.serverId);
   const snapshot = await services.metadata.snapshot(holder.projectId, holder.serverId);
+  await assertStillHeld(services, holder, revoked);
+  services.servers.touch(holder.serverId);
   if (snapshot.unfetched.length > 0) {
     const fetched = snapshot.unfetched;
     services.metadata.clearUnfetched(holder.serverId);
@@ -25,16 +33,33 @@ export async function serverSnapshot(
   return snapshot;
 }
 
-/** The metadata of the resource a credential holds: a server's document, a handle's signals, or `{}`. */
-export async function resourceMetadata(services: Services, holder: Holder, log: FastifyBaseLogger): Promise<unknown> {
+/**
+ * The metadata of the resource a credential holds: a server's document, a handle's signals, or `{}`. With
+ * `revoked`, answered only while the credential is live (see serverSnapshot).
+ */
+export async function resourceMetadata(
+  services: Services,
+  holder: Holder,
+  log: FastifyBaseLogger,
+  revoked?: () => Error,
+): Promise<unknown> {
   switch (holder.kind) {
     case 'server':
-      return JSON.parse((await serverSnapshot(services, holder, log)).body) as unknown;
-    case 'wait_condition':
-      return services.waitConditions.handleMetadata(holder.waitConditionId);
+      return JSON.parse((await serverSnapshot(services, holder, log, revoked)).body) as unknown;
+    case 'wait_condition': {
+      const metadata = await services.waitConditions.handleMetadata(holder.waitConditionId);
+      await assertStillHeld(services, holder, revoked);
+      return metadata;
+    }
     default:
+      await assertStillHeld(services, holder, revoked);
       return {};
   }
+}
+
+/** Throws `revoked()` when it is given and the holder's credential is no longer live. */
+async function assertStillHeld(services: Services, holder: Holder, revoked: (() => Error) | undefined): Promise<void> {
+  if (revoked !== undefined && !(await services.guestCredentials.stillHeld(holder))) throw revoked();
 }
 
 /**

@@ -3,7 +3,7 @@ import { heatTime, stackArn } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
 import { arnFromPath, parseArn } from '@hearth/protocol/signing';
-import type { Holder } from '../../auth/guest-credentials.ts';
+import { revokedWhenGone, type Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { codedRequestError, retryAfterSeconds } from '../../app-errors.ts';
 import { assertNamesHolder, decodedPath, ec2Holder, queryParams, revokedAccessKey } from '../guest-auth.ts';
@@ -50,7 +50,7 @@ function pathArn(request: FastifyRequest): NonNullable<ReturnType<typeof parseAr
 
 /** The DescribeStackResource detail of the resource a credential holds. */
 async function describe(services: Services, holder: Holder, request: FastifyRequest): Promise<StackResourceDetail> {
-  const metadata = await resourceMetadata(services, holder, request.log);
+  const metadata = await resourceMetadata(services, holder, request.log, revokedAccessKey);
   const types = {
     server: 'OS::Nova::Server',
     deployment: 'OS::Heat::SoftwareDeployment',
@@ -105,7 +105,7 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       throw new HearthError('ERR_SIGNAL_INVALID', {
         reason: 'the body is empty (a CFN wait condition takes {Status, Reason, UniqueId, Data})',
       });
-    await resourceSignal(services, holder, request.body, 'cfn-wait');
+    await resourceSignal(services, holder, request.body, 'cfn-wait').catch(revokedWhenGone(holder, revokedAccessKey));
     const format = formatOf(request);
     const metadata = await services.waitConditions.handleMetadata(holder.waitConditionId);
     return send(
@@ -124,7 +124,7 @@ export const cfnRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     const holder = await ec2Holder(services, request);
     assertNamesHolder(holder, arn);
     const action = await assertCurrentAction(services, holder, queryParams(request).Timestamp);
-    await resourceSignal(services, holder, request.body, 'heat', action, revokedAccessKey);
+    await resourceSignal(services, holder, request.body, 'heat', action, revokedAccessKey).catch(revokedWhenGone(holder, revokedAccessKey));
     return reply.code(200).send();
   });
 

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { ProjectId, ResourceName } from '@hearth/protocol';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
-import type { Holder } from '../../auth/guest-credentials.ts';
+import { revokedWhenGone, type Holder } from '../../auth/guest-credentials.ts';
 import { BODY_LIMITS } from '../limits.ts';
 import { assertNamesHolder, tokenHolder } from '../guest-auth.ts';
 import { resourceMetadata, resourceSignal } from '../resource-actions.ts';
@@ -73,8 +73,9 @@ export const heatCompatRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   });
 
   app.get('/stacks/:stack/:stack_id/resources/:resource/metadata', { schema: { tags, params: ResourceParams } }, async (request) => {
-    const { holder } = await target(request);
-    return { metadata: await resourceMetadata(services, holder, request.log) };
+    const { holder, guest } = await target(request);
+    // A guest's token is checked again before the answer: its resource may be deleted meanwhile.
+    return { metadata: await resourceMetadata(services, holder, request.log, guest ? revokedToken : undefined) };
   });
 
   app.post(
@@ -83,7 +84,8 @@ export const heatCompatRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     async (request, reply) => {
       const { holder, guest } = await target(request);
       // A revoked token is keystone's 401, as tokenHolder answers it.
-      await resourceSignal(services, holder, request.body, 'heat', undefined, guest ? revokedToken : undefined);
+      const signalled = resourceSignal(services, holder, request.body, 'heat', undefined, guest ? revokedToken : undefined);
+      await (guest ? signalled.catch(revokedWhenGone(holder, revokedToken)) : signalled);
       return reply.code(200).send();
     },
   );

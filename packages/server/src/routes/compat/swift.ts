@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { HearthError } from '../../domain/errors.ts';
-import type { Holder } from '../../auth/guest-credentials.ts';
+import { revokedWhenGone, type Holder } from '../../auth/guest-credentials.ts';
 import { verifyTempUrl } from '@hearth/protocol/signing';
 import { TEMP_URL_CONTAINERS } from '../../domain/transports.ts';
 import { BODY_LIMITS } from '../limits.ts';
@@ -65,7 +65,7 @@ export const swiftRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       throw new HearthError('ERR_ROUTE_NOT_FOUND', { method: request.method, path: request.url.split('?', 1)[0] });
     const holder = await holderOf(request, request.method === 'HEAD' ? 'HEAD' : 'GET');
     if (holder.kind !== 'server') throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'this URL is not a metadata URL' });
-    const snapshot = await serverSnapshot(services, holder, request.log);
+    const snapshot = await serverSnapshot(services, holder, request.log, revokedObject);
     void reply.header('last-modified', snapshot.lastModified).header('etag', snapshot.etag).type('application/json');
     return reply.send(snapshot.body);
   };
@@ -79,7 +79,7 @@ export const swiftRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     if (action !== undefined && holder.kind !== 'deployment')
       throw new HearthError('ERR_SIGNED_URL_INVALID', { reason: 'this URL is not a deployment signal URL' });
     // URLs without an action were issued before URLs had one: they still signal whatever action is current.
-    await resourceSignal(services, holder, request.body, 'heat', action, revokedObject);
+    await resourceSignal(services, holder, request.body, 'heat', action, revokedObject).catch(revokedWhenGone(holder, revokedObject));
     return reply.code(201).send();
   };
 
