@@ -107,6 +107,9 @@ function cachedCharsOf(row: ConfigRow): number {
   return (row.config?.length ?? 0) + row.inputs.length + row.outputs.length + row.options.length;
 }
 
+/** The most configs one query reads (within SQLite's and PostgreSQL's limits on parameters). */
+const READ_BATCH = 500;
+
 /** Software configs: immutable once created; cached in memory by id. */
 export class ConfigService {
   private readonly cache = new Map<string, SoftwareConfig & { projectId: string; chars: number }>();
@@ -114,6 +117,9 @@ export class ConfigService {
   private cachedChars = 0;
   /** Counts deletions seen; a read that overlapped one does not cache what it read (it may be the deleted row). */
   private deletions = 0;
+  /** Uncached configs asked for in this turn of the event loop, read together (see readRow). */
+  private wanted = new Map<string, Promise<ConfigRow | undefined>>();
+  private settle = new Map<string, { resolve: (row: ConfigRow | undefined) => void; reject: (error: unknown) => void }>();
 
   constructor(
     private readonly store: Store,
@@ -178,11 +184,13 @@ export class ConfigService {
       return config;
     }
     const deletions = this.deletions;
-    const row = await this.store.reader.selectFrom('software_configs').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.readRow(id);
     if (!row || row.project_id !== projectId) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id });
     const config = configFromRow(row);
     // A delete (here or through another replica) seen while the row was read must not be undone by caching it.
     if (deletions !== this.deletions) return config;
+    // Another get of the same id cached it meanwhile: counted once.
+    this.forget(id);
     const chars = cachedCharsOf(row);
     if (this.cache.size > 10_000) this.clearCache();
     // Oldest first, until the new one fits (a config larger than the whole budget is cached alone).
@@ -193,6 +201,39 @@ export class ConfigService {
     this.cache.set(id, { ...config, projectId, chars });
     this.cachedChars += chars;
     return config;
+  }
+
+  /**
+   * Reads a config row, together with the others asked for in the same turn of the event loop: a
+   * server's metadata build gets the config of each of its deployments at once. One read each made
+   * thousands of queries for a server with thousands of deployments, which on PostgreSQL waited for
+   * a pool connection past its timeout (a 503 for that server, and for everyone else meanwhile).
+   */
+  private readRow(id: string): Promise<ConfigRow | undefined> {
+    const asked = this.wanted.get(id);
+    if (asked) return asked;
+    const read = new Promise<ConfigRow | undefined>((resolve, reject) => this.settle.set(id, { resolve, reject }));
+    if (this.wanted.size === 0) queueMicrotask(() => void this.readWanted());
+    this.wanted.set(id, read);
+    return read;
+  }
+
+  /** Reads the configs readRow was asked for, a bounded `in` list at a time. */
+  private async readWanted(): Promise<void> {
+    const settle = this.settle;
+    this.wanted = new Map();
+    this.settle = new Map();
+    const ids = [...settle.keys()];
+    for (let start = 0; start < ids.length; start += READ_BATCH) {
+      const batch = ids.slice(start, start + READ_BATCH);
+      try {
+        const rows = await this.store.reader.selectFrom('software_configs').selectAll().where('id', 'in', batch).execute();
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        for (const id of batch) settle.get(id)!.resolve(byId.get(id));
+      } catch (error) {
+        for (const id of batch) settle.get(id)!.reject(error);
+      }
+    }
   }
 
   /**
@@ -223,9 +264,9 @@ export class ConfigService {
         .where('project_id', '=', projectId)
         .executeTakeFirst();
       if (!after) throw new HearthError('ERR_CONFIG_NOT_FOUND', { id: marker });
-      query = query.where((eb) =>
-        eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]),
-      );
+      // One row-value comparison: both dialects seek the (project_id, created_at, id) index to the
+      // marker, where `a < x or (a = x and b < y)` walked every newer config on each page.
+      query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.created_at, after.id)));
     }
     query = query.orderBy('created_at', 'desc').orderBy('id', 'desc');
     if (limit !== undefined) query = query.limit(limit);

@@ -172,9 +172,9 @@ export class DeploymentService {
         .where('project_id', '=', projectId)
         .executeTakeFirst();
       if (!after) throw new HearthError('ERR_DEPLOYMENT_NOT_FOUND', { id: marker });
-      query = query.where((eb) =>
-        eb.or([eb('created_at', '>', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)])]),
-      );
+      // One row-value comparison: both dialects seek the (…, created_at, id) index to the marker, where
+      // `a > x or (a = x and b > y)` walked every row before it on each page.
+      query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.created_at, after.id)));
     }
     query = query.orderBy('created_at').orderBy('id');
     if (limit !== undefined) query = query.limit(limit);

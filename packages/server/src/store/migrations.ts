@@ -8,6 +8,7 @@ import { migration0008 } from './migrations/0008_alarm_repeat_actions.ts';
 import { migration0009 } from './migrations/0009_signal_bodies_for_older_replicas.ts';
 import { migration0010 } from './migrations/0010_events_pruned.ts';
 import { migration0011 } from './migrations/0011_scaling_undelivered_members.ts';
+import { migration0012 } from './migrations/0012_list_order_indexes.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -180,5 +181,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0009_signal_bodies_for_older_replicas': migration0009(dialect),
     '0010_events_pruned': migration0010,
     '0011_scaling_undelivered_members': migration0011(dialect),
+    '0012_list_order_indexes': migration0012,
   };
 }
