@@ -70,6 +70,22 @@ function startupFailure(error: unknown, settings: ServerSettings): unknown {
         EXIT.usage,
       );
     }
+    // What a DBA set that hearth cannot work with: the setting and the change are in the message.
+    if (code === 'ERR_DATABASE_SETUP') return new ExitError(`${store}: ${error.message}`, EXIT.unavailable);
+    if (code === '25006') {
+      return new ExitError(
+        `${store} takes no writes (${error.message}): it is a standby, or default_transaction_read_only is on for this user or database; ` +
+          'point --database-url (env HEARTH_DATABASE_URL) at the primary, or turn it off (ALTER ROLE or ALTER DATABASE ... SET default_transaction_read_only = off)',
+        EXIT.unavailable,
+      );
+    }
+    if (code === '42501') {
+      return new ExitError(
+        `${store}: the database user lacks a privilege hearth-server needs (${error.message}): run hearth-server migrate as a user that may create ` +
+          "tables in the schema (the database's owner, say), then serve as this one with SELECT, INSERT, UPDATE, DELETE on hearth's tables and USAGE on their sequences",
+        EXIT.unavailable,
+      );
+    }
     if (isStoreUnavailable(error) || /^(08|28|3D)/.test(code)) {
       return new ExitError(
         `cannot use the database ${store}: ${error.message}; check --database-url (env HEARTH_DATABASE_URL) and that PostgreSQL runs and accepts this user`,

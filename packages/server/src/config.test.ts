@@ -69,6 +69,14 @@ test('database URLs are checked with the other settings, and the errors never re
   }
   assert.equal(resolveSettings({ databaseUrl: 'postgresql://u:p@db:5432/x' }, {}).settings?.databaseUrl, 'postgresql://u:p@db:5432/x');
   assert.equal(resolveSettings({}, { HEARTH_DATABASE_URL: 'sqlite:/var/lib/h.db' }).settings?.databaseUrl, 'sqlite:/var/lib/h.db');
+  // A unix socket names no host, only its directory (libpq's form); a relative "directory" is no socket.
+  const socket = 'postgres:///hearth?host=/run/postgresql';
+  assert.equal(resolveSettings({ databaseUrl: socket }, {}).settings?.databaseUrl, socket);
+  assert.match(
+    resolveSettings({ databaseUrl: 'postgres:///hearth?host=run' }, {}).errors.join('\n'),
+    /with a host \(or \?host=\/SOCKET\/DIR\)/,
+  );
+  assert.match(resolveSettings({ databaseUrl: 'postgres:///hearth' }, {}).errors.join('\n'), /with a host/);
 });
 
 test('the store is described without the password or query of its URL', () => {

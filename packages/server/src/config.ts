@@ -195,13 +195,16 @@ function checkDatabaseUrl(url: string): string | undefined {
   if (scheme !== 'postgres' && scheme !== 'postgresql') {
     return `database URL of scheme ${scheme ?? '(none)'} is not supported: ${shapes}`;
   }
-  let host = '';
+  let parsed: URL | undefined;
   try {
-    host = new URL(url).hostname;
+    parsed = new URL(url);
   } catch {
     // reported below
   }
-  return host ? undefined : `database URL is not a valid ${scheme}:// URL with a host: ${shapes}`;
+  if (parsed?.hostname) return undefined;
+  // A unix socket, as libpq and pg write it: postgres:///DATABASE?host=/run/postgresql.
+  if (parsed?.searchParams.get('host')?.startsWith('/')) return undefined;
+  return `database URL is not a valid ${scheme}:// URL with a host (or ?host=/SOCKET/DIR): ${shapes}`;
 }
 
 /** The secret files in the data dir: the variable that overrides each, its shortest value, what replacing it breaks. */

@@ -23,6 +23,8 @@ export interface PostgresFeedOptions {
   logError(error: unknown): void;
   /** How often the listening connection is checked, and how long it has to answer (default FEED_CHECK_MS). */
   checkMs?: number;
+  /** Statements run on each new listening connection before LISTEN (its session settings); default none. */
+  sessionSql?: string;
 }
 
 /** Splits topics into NOTIFY payloads `{"o": replica, "t": [...]}` of at most MAX_PAYLOAD bytes. */
@@ -113,7 +115,7 @@ export class FeedListener {
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${FEED_CHANNEL}`);
+      await client.query(`${this.options.sessionSql ? `${this.options.sessionSql}; ` : ''}LISTEN ${FEED_CHANNEL}`);
     } catch (error) {
       lost = true;
       await client.end().catch(() => undefined);

@@ -8,11 +8,14 @@ import { WriterThread } from './writer-thread.ts';
 import type { PreparedWrite } from './prepared-writes.ts';
 import { WriteQueue, type WriteUnit } from './write-queue.ts';
 import {
+  checkPostgresPrivileges,
+  checkPostgresSettings,
   idleConnectionLossReporter,
   openPostgresPool,
   POSTGRES_LIMITS,
   postgresTransactionHooks,
   runPreparedOnPostgres,
+  sessionSettingsSql,
   type PostgresLimits,
 } from './postgres.ts';
 import { FeedListener } from './postgres-feed.ts';
@@ -110,6 +113,30 @@ function openSqliteStore(options: StoreOptions): Store {
   };
 }
 
+/** hearth's tables, whose privileges serve checks at start on PostgreSQL: a Record, so that a table added to Database must be added here. */
+const HEARTH_TABLES: Record<keyof Database, true> = {
+  projects: true,
+  servers: true,
+  software_configs: true,
+  software_deployments: true,
+  signals: true,
+  events: true,
+  events_pruned: true,
+  stacks: true,
+  wait_conditions: true,
+  wait_condition_signals: true,
+  resource_credentials: true,
+  scaling_groups: true,
+  scaling_members: true,
+  scaling_policies: true,
+  actuator_deliveries: true,
+  metric_samples: true,
+  alarms: true,
+  alarm_history: true,
+  alarm_deliveries: true,
+  alarm_leases: true,
+};
+
 /** Connections of a replica's read pool; with its write connection, 10 (plus the listening one). */
 const READ_CONNECTIONS = 9;
 
@@ -133,6 +160,8 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
     onResync: options.onResync ?? (() => undefined),
     logError,
     checkMs: limits.feedCheckMs,
+    // The listening connection idles between checks: a DBA's idle_session_timeout must not end it.
+    sessionSql: sessionSettingsSql(limits.feedCheckMs),
   });
   const queue = new WriteQueue(writer, {
     onCommit: options.onCommit ?? (() => undefined),
@@ -155,7 +184,9 @@ function openPostgresStore(url: string, options: StoreOptions): Store {
       const { db: migrator } = openPostgresPool(url, poolError, { max: 1, queryTimeoutMs: 0 });
       let applied: string[];
       try {
+        await checkPostgresSettings(migrator);
         applied = await migrateToLatest(migrator, 'postgres', options);
+        await checkPostgresPrivileges(migrator, Object.keys(HEARTH_TABLES));
       } finally {
         await migrator.destroy();
       }
