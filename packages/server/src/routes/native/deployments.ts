@@ -58,6 +58,11 @@ export const deploymentRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       // As Heat's, the list of deployments that target that id: none for an id no deployment can have.
       if (!isServerId(request.params.server_id)) return { metadata: [] };
       const { derived } = await services.metadata.derivedConfigs(request.params.project_id, request.params.server_id);
+      // The server's delete may have committed while its deployments were read: once that DELETE has
+      // answered, its agent must not get them (as the guest metadata route checks again too).
+      if (principal?.kind === 'agent' && !(await services.servers.byAccessKeyId(principal.accessKeyId))) {
+        throw new HearthError('ERR_AUTH_INVALID');
+      }
       return { metadata: derived };
     },
   );
