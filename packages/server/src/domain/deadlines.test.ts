@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { heatTime } from '@hearth/protocol';
 import { topics } from '../feed/feed.ts';
 import type { DeploymentRow } from '../store/schema.ts';
-import { createConfig, registerServer, testApp } from '../test-support.ts';
+import { createConfig, createDeployment, registerServer, testApp } from '../test-support.ts';
 
 const DUE = 2000;
 const LIVE = 20;
@@ -24,6 +24,16 @@ test(`${DUE} deployments due at once time out with their own reasons, one event 
     // The seen server's agent has called (its last-seen time is pending in memory, not yet stored).
     assert.equal((await app.inject({ url: '/v1/guest/metadata', headers: seen.auth })).statusCode, 200);
     const configId = await createConfig(app);
+    // The first signal waits for the writer thread to boot (seconds under tsx on a loaded machine: 1.7 s once in
+    // CI, counted against the sweep): one is sent before anything is timed.
+    const warmUp = await createDeployment(app, configId, seen.id);
+    const warmed = await app.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${warmUp}/signal`,
+      headers: seen.auth,
+      payload: { deploy_status_code: 0 },
+    });
+    assert.equal(warmed.statusCode, 200, warmed.body);
     const fetchedAt = '2026-01-02T03:04:05.000Z';
     const heartbeatAt = '2026-01-02T03:09:05.000Z';
     const { store, feed } = app.services;
