@@ -8,8 +8,6 @@ import { WriterThread } from './writer-thread.ts';
 import type { PreparedWrite } from './prepared-writes.ts';
 import { WriteQueue, type WriteUnit } from './write-queue.ts';
 import {
-  checkPostgresPrivileges,
-  checkPostgresSettings,
   idleConnectionLossReporter,
   openPostgresPool,
   POSTGRES_LIMITS,
@@ -19,6 +17,7 @@ import {
   type PostgresLimits,
 } from './postgres.ts';
 import { FeedListener } from './postgres-feed.ts';
+import { checkPostgresPrivileges, checkPostgresSettings } from './postgres-checks.ts';
 import { HearthError } from '../domain/errors.ts';
 
 /** Where the store lives: a SQLite file in the data dir, unless a database URL is given. */
