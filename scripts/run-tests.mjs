@@ -3,7 +3,10 @@
 // benchmarks) with node's test runner through tsx. Node 20's --test does not expand globs.
 // When HEARTH_TEST_POSTGRES_URL is set, the server's tests and test/e2e run a second time against
 // PostgreSQL (HEARTH_TEST_STORE=postgres). Arguments filter the files by substring, in both passes.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// After the last pass, every failure of every pass is printed again with its error
+// (scripts/failures-reporter.mjs), so that the tail of the log says what failed and why.
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -32,13 +35,22 @@ if (files.length === 0) {
 const env = { ...process.env };
 delete env.NODE_EXTRA_CA_CERTS;
 delete env.HEARTH_TEST_STORE; // the first pass is the whole suite on SQLite
-const run = (testFiles, extraEnv) =>
-  spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...testFiles], {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...env, ...extraEnv },
-  }).status ?? 1;
-const status = run(files, {});
+const failuresDir = mkdtempSync(join(tmpdir(), 'hearth-test-failures-'));
+const failureFiles = [];
+const run = (label, testFiles, extraEnv) => {
+  const failures = join(failuresDir, `${failureFiles.length}.txt`);
+  failureFiles.push({ label, failures });
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+  reporters.push(`--test-reporter=${join(root, 'scripts', 'failures-reporter.mjs')}`, `--test-reporter-destination=${failures}`);
+  return (
+    spawnSync(process.execPath, ['--import', 'tsx', '--test', ...reporters, ...testFiles], {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...env, ...extraEnv },
+    }).status ?? 1
+  );
+};
+const status = run('SQLite pass', files, {});
 
 // With a PostgreSQL to test against (.ci/run starts one: scripts/postgres.ts), the server suite
 // runs a second time, each app and server on a fresh database of it.
@@ -49,9 +61,15 @@ if (process.env.HEARTH_TEST_POSTGRES_URL) {
     console.log('\n== server suite against PostgreSQL: no test file matches the filter');
   } else {
     console.log(`\n== server suite against PostgreSQL (${serverFiles.length} files, HEARTH_TEST_STORE=postgres)`);
-    postgresStatus = run(serverFiles, { HEARTH_TEST_STORE: 'postgres' });
+    postgresStatus = run('PostgreSQL pass', serverFiles, { HEARTH_TEST_STORE: 'postgres' });
     const outcome = (code) => (code === 0 ? 'passed' : `FAILED (exit ${code})`);
     console.log(`\n== SQLite pass ${outcome(status)}; PostgreSQL pass ${outcome(postgresStatus)}`);
   }
 }
+
+for (const { label, failures } of failureFiles) {
+  const text = existsSync(failures) ? readFileSync(failures, 'utf8').trim() : '';
+  if (text) console.log(`\n== failures of the ${label}\n${text}`);
+}
+rmSync(failuresDir, { recursive: true, force: true });
 process.exit(status !== 0 ? status : postgresStatus);
