@@ -3,7 +3,7 @@
 // entry's file, and an entry past its deadline (by the server's clock and by this VM's) is dropped. Each step is logged without secrets.
 import type { Logger } from '@hearth/agent-kit';
 import { backoffDelayMs, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.ts';
-import { isCannotWrite, type Outbox, type OutboxEntry } from './outbox.ts';
+import { isCannotWrite, routeOrigin, type Outbox, type OutboxEntry } from './outbox.ts';
 import { deliverEntry, type DeliveryOptions } from './transports.ts';
 
 /** What became of an entry after an attempt (or a look at it). */
@@ -94,11 +94,13 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     const outcome = await deliverEntry(entry, ctx);
     const attempts = entry.attempts + 1;
     if (outcome.result === 'delivered') {
+      ctx.outbox.markAnswered(routeOrigin(entry.route), now(), entry.id);
       forget(ctx, entry);
       log.info('signal delivered', { ...fields, attempts, status: outcome.status, reply: outcome.detail });
       return { state: 'delivered', status: outcome.status };
     }
     if (outcome.result === 'rejected') {
+      ctx.outbox.markAnswered(routeOrigin(entry.route), now(), entry.id);
       forget(ctx, entry);
       log.error('signal rejected; it will not be sent again', { ...fields, attempts, status: outcome.status, reason: outcome.reason });
       return { state: 'rejected', status: outcome.status, reason: outcome.reason };
@@ -110,7 +112,15 @@ export async function attemptEntry(id: string, ctx: AttemptContext): Promise<Att
     // caught up (years, after a clock booted that far ahead).
     const createdAt = Date.parse(entry.createdAt) > nowMs ? new Date(nowMs).toISOString() : entry.createdAt;
     try {
-      await outbox.save({ ...entry, createdAt, attempts, nextAttemptAt: new Date(nextAttemptAt).toISOString(), lastError: outcome.reason });
+      await outbox.save({
+        ...entry,
+        createdAt,
+        attempts,
+        nextAttemptAt: new Date(nextAttemptAt).toISOString(),
+        lastError: outcome.reason,
+        lastAttemptAt: new Date(nowMs).toISOString(),
+        retryAfterAt: outcome.retryAfterMs === undefined ? undefined : new Date(nowMs + outcome.retryAfterMs).toISOString(),
+      });
     } catch (error) {
       if (!isCannotWrite(error)) throw error;
       // The entry stays queued with its old state; the caller waits nextAttemptAt all the same.

@@ -3,6 +3,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { attemptEntry, type AttemptContext, type AttemptResult } from './attempt.ts';
 import { DEFAULT_BACKOFF } from './backoff.ts';
+import { routeOrigin, type OutboxEntry } from './outbox.ts';
 import { setLongTimeout } from '@hearth/agent-kit/long-timer';
 
 /** How long drainOutbox keeps going. */
@@ -62,6 +63,18 @@ function dirWatcher(dir: string): { next(): Promise<void>; close(): void } {
   };
 }
 
+/**
+ * Whether an entry waiting out its backoff is due anyway: its server answered another signal (from this
+ * drain or another process: Outbox.markAnswered) after this entry's last failed attempt, so it is up
+ * again. The server's own Retry-After is still honoured. `triedAt`: when this drain last tried it.
+ */
+function answeredSince(ctx: AttemptContext, entry: OutboxEntry, triedAt: number | undefined, nowMs: number): boolean {
+  if (entry.attempts === 0) return false;
+  if (entry.retryAfterAt !== undefined && Date.parse(entry.retryAfterAt) > nowMs) return false;
+  const lastTried = Math.max(Date.parse(entry.lastAttemptAt ?? entry.createdAt), triedAt ?? -Infinity);
+  return ctx.outbox.answeredAt(routeOrigin(entry.route)) > lastTried;
+}
+
 function count(summary: DrainSummary, result: AttemptResult): void {
   if (result.state === 'delivered') summary.delivered += 1;
   else if (result.state === 'rejected') summary.rejected += 1;
@@ -77,6 +90,8 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
   const reported = new Set<string>();
   // When each entry this drain retried is due: its file says so too, unless the disk took no write.
   const notBefore = new Map<string, number>();
+  // When this drain last tried each entry: an entry whose file kept no record of it (a full disk) is not pulled forward twice.
+  const triedAt = new Map<string, number>();
   ctx.outbox.ensureDir();
   const watcher = mode === 'follow' ? dirWatcher(ctx.outbox.dir) : undefined;
   try {
@@ -90,8 +105,11 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
       }
       const listed = new Set(entries.map((entry) => entry.id));
       for (const id of notBefore.keys()) if (!listed.has(id)) notBefore.delete(id); // settled elsewhere
+      for (const id of triedAt.keys()) if (!listed.has(id)) triedAt.delete(id);
       let nextDue = Infinity;
       let remaining = 0;
+      // A server answered in this pass: the entries skipped before it may be due now (answeredSince).
+      let answered = false;
       for (const [index, entry] of entries.entries()) {
         if (options.stop?.aborted) {
           remaining += entries.length - index; // not attempted: still queued
@@ -99,14 +117,24 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
         }
         const at = Math.max(Date.parse(entry.nextAttemptAt), notBefore.get(entry.id) ?? -Infinity);
         // An attempt time further away than the cap means the clock went back (or a bad file): try now.
-        const due = !(at > now()) || at - now() > capMs;
+        let due = !(at > now()) || at - now() > capMs;
+        if (!due && answeredSince(ctx, entry, triedAt.get(entry.id), now())) {
+          due = true;
+          ctx.log.info('its server answered another signal since: trying this one again now', {
+            entry: entry.id,
+            deployment: entry.deploymentId,
+            attempts: entry.attempts,
+          });
+        }
         if (!due) {
           remaining += 1;
           nextDue = Math.min(nextDue, at);
           continue;
         }
+        triedAt.set(entry.id, now());
         const result = await attemptEntry(entry.id, ctx);
         count(summary, result);
+        if (result.state === 'delivered' || result.state === 'rejected') answered = true;
         notBefore.delete(entry.id);
         if (result.state === 'queued') {
           remaining += 1;
@@ -118,8 +146,10 @@ export async function drainOutbox(ctx: AttemptContext, options: DrainOptions = {
         }
       }
       summary.queued = remaining;
+      if (remaining === 0) ctx.outbox.clearAnswered();
       if (options.stop?.aborted || mode === 'once') return summary;
       if (mode === 'empty' && remaining === 0) return summary;
+      if (answered && remaining > 0) continue;
       const rescan = mode === 'follow' ? (options.rescanMs ?? 30_000) : Infinity;
       await pause(Math.min(nextDue - now(), rescan), options.stop, changed);
     }

@@ -130,7 +130,12 @@ test('a full disk does not stop the drain: a signal whose server is up is delive
         ['/v1/guest/deployments/up/signal?token=t', going.id],
       ],
     );
-    assert.deepEqual(run.left, [`${failing.id}.json`], 'the failing entry stays queued; no lock or temp file is left');
+    // The mark of the server's answer (a few bytes: the full disk still took it) stays while an entry is queued.
+    assert.deepEqual(
+      run.left.filter((name) => !name.startsWith('.answered-')),
+      [`${failing.id}.json`],
+      'the failing entry stays queued; no lock or temp file is left',
+    );
     assert.match(run.stderr, /could not record the attempt in the outbox/);
     assert.doesNotMatch(run.stderr, /token=t/);
   } finally {

@@ -3,7 +3,7 @@
 // takes to deliver it, credentials included. An entry carries its own retry state (attempts,
 // next attempt time), so whoever delivers it next, after a restart or a reboot, resumes there.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
 import type { SignalRoute } from './route.ts';
@@ -33,11 +33,29 @@ export interface OutboxEntry {
   nextAttemptAt: string;
   /** Why the last attempt failed, if it did. */
   lastError: string | null;
+  /** When the last failed attempt was made (ISO 8601). Absent before the first, and in older entries. */
+  lastAttemptAt?: string;
+  /** The server's own Retry-After on the last attempt, as a time (ISO 8601): never tried before it. */
+  retryAfterAt?: string;
 }
 
 /** Where a route's signal lands: its URL, or for HEAT_SIGNAL the keystone, stack and resource. */
 export function routeTarget(route: SignalRoute): string {
   return route.transport === 'HEAT_SIGNAL' ? `${route.authUrl} ${route.stackId} ${route.resourceName}` : route.url;
+}
+
+/**
+ * Where a route's signals are answered: its URL's origin (keystone's for HEAT_SIGNAL, which the signal
+ * goes through first). A signal delivered to an origin says that origin is up again (markAnswered).
+ */
+export function routeOrigin(route: SignalRoute): string {
+  const url = route.transport === 'HEAT_SIGNAL' ? route.authUrl : route.url;
+  try {
+    const origin = new URL(url).origin;
+    return origin === 'null' ? url : origin;
+  } catch {
+    return url;
+  }
 }
 
 /** The stable id of a signal: the same deployment, route and body always give the same id. */
@@ -170,6 +188,46 @@ export class Outbox {
       if (!isCannotWrite(error)) throw error;
       return { path, release: () => Promise.resolve() };
     }
+  }
+
+  /**
+   * Records that `origin` answered a signal at `atMs` (`.answered-<hash>`, shared by every process on the
+   * outbox), so that a drain retries at once the entries waiting out their backoff for it: an agent whose
+   * signals queued while its server was down does not wait minutes more once the server is back. Written only
+   * while another entry is queued (`except` is the one just answered), and removed by a drain that leaves the
+   * outbox empty (clearAnswered). Best effort: a disk that takes no write leaves those entries to their backoff.
+   */
+  markAnswered(origin: string, atMs: number, except: string): void {
+    try {
+      if (!readdirSync(this.dir).some((name) => name.endsWith('.json') && !name.startsWith('.') && name !== `${except}.json`)) return;
+      writeFileSync(this.answeredPath(origin), String(atMs), { mode: 0o600 });
+    } catch {
+      // A full or read-only disk, or no outbox dir: the backoff still retries them.
+    }
+  }
+
+  /** When `origin` last answered a signal (markAnswered), in epoch ms; -Infinity when never, or unreadable. */
+  answeredAt(origin: string): number {
+    try {
+      const text = readFileSync(this.answeredPath(origin), 'utf8');
+      const at = text === '' ? NaN : Number(text);
+      return Number.isFinite(at) ? at : -Infinity;
+    } catch {
+      return -Infinity;
+    }
+  }
+
+  /** Removes the marks of markAnswered: with nothing queued they say nothing. */
+  clearAnswered(): void {
+    try {
+      for (const name of readdirSync(this.dir)) if (name.startsWith('.answered-')) unlinkSync(join(this.dir, name));
+    } catch {
+      // Gone already, or a read-only disk: a mark left behind only pulls forward an entry's next attempt once.
+    }
+  }
+
+  private answeredPath(origin: string): string {
+    return join(this.dir, `.answered-${createHash('sha256').update(origin).digest('hex').slice(0, 16)}`);
   }
 
   private readQuietly(id: string): OutboxEntry | undefined {
