@@ -13,3 +13,4 @@ export * from './secret-store.ts';
 export * from './secret-store-error.ts';
 export * from './secret-store-file.ts';
 export * from './secret-store-keyring.ts';
+export * from './server-answered.ts';

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { markServerAnswered } from '@hearth/agent-kit';
 import { attemptEntry, type AttemptContext } from './attempt.ts';
 import { drainOutbox } from './drain.ts';
 import { Outbox, type OutboxEntry } from './outbox.ts';
@@ -150,6 +151,31 @@ test('an entry still failing after the server answered others waits its backoff 
     // Its first attempt, then once after the pass's answers (the two answers came before its retry): not a loop.
     assert.equal(stuckTries, 2, fake.requests.map(nameOf).join(' '));
     assert.equal(ctx.outbox.read(stuck.id)?.attempts, 2);
+  } finally {
+    stop.abort();
+    await fake.close();
+  }
+});
+
+test('a poll os-collect-config got answered (agent-kit markServerAnswered) pulls forward the signals for that server too', async () => {
+  let up = false;
+  const fake = await server(() => (up ? { status: 200, body: '{}' } : { status: 503 }));
+  const stop = new AbortController();
+  try {
+    const { ctx } = setup();
+    const waiting = await queue(ctx, fake.url, 'waiting');
+    assert.equal((await attemptEntry(waiting.id, ctx)).state, 'queued');
+    const draining = drainOutbox(ctx, { mode: 'follow', stop: stop.signal, rescanMs: 60_000 });
+    await sleep(200);
+    up = true;
+    const answeredAt = Date.now();
+    markServerAnswered(ctx.outbox.dir, new URL(fake.url).origin, answeredAt);
+    for (let i = 0; i < 250 && fake.requests.length < 2; i++) await sleep(20);
+    assert.equal(fake.requests.length, 2, 'sent again once the collector saw the server answer');
+    assert.ok(fake.requests[1]!.at - answeredAt < 5000, `${fake.requests[1]!.at - answeredAt} ms`);
+    stop.abort();
+    assert.equal((await draining).delivered, 1);
+    assert.deepEqual(readdirSync(ctx.outbox.dir), [], 'the emptied outbox keeps no mark');
   } finally {
     stop.abort();
     await fake.close();

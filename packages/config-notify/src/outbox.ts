@@ -3,9 +3,19 @@
 // takes to deliver it, credentials included. An entry carries its own retry state (attempts,
 // next attempt time), so whoever delivers it next, after a restart or a reboot, resumes there.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquireLock, LockBusyError, removeStaleTempFiles, writeFileAtomic, type Lock } from '@hearth/agent-kit';
+import {
+  acquireLock,
+  clearServerAnswered,
+  LockBusyError,
+  markServerAnswered,
+  originOf,
+  removeStaleTempFiles,
+  serverAnsweredAt,
+  writeFileAtomic,
+  type Lock,
+} from '@hearth/agent-kit';
 import type { SignalRoute } from './route.ts';
 
 /** One queued signal, as stored in `<outboxDir>/<id>.json`. */
@@ -49,13 +59,7 @@ export function routeTarget(route: SignalRoute): string {
  * goes through first). A signal delivered to an origin says that origin is up again (markAnswered).
  */
 export function routeOrigin(route: SignalRoute): string {
-  const url = route.transport === 'HEAT_SIGNAL' ? route.authUrl : route.url;
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? url : origin;
-  } catch {
-    return url;
-  }
+  return originOf(route.transport === 'HEAT_SIGNAL' ? route.authUrl : route.url);
 }
 
 /** The stable id of a signal: the same deployment, route and body always give the same id. */
@@ -190,44 +194,19 @@ export class Outbox {
     }
   }
 
-  /**
-   * Records that `origin` answered a signal at `atMs` (`.answered-<hash>`, shared by every process on the
-   * outbox), so that a drain retries at once the entries waiting out their backoff for it: an agent whose
-   * signals queued while its server was down does not wait minutes more once the server is back. Written only
-   * while another entry is queued (`except` is the one just answered), and removed by a drain that leaves the
-   * outbox empty (clearAnswered). Best effort: a disk that takes no write leaves those entries to their backoff.
-   */
+  /** Records that `origin` answered a signal other than `except` (agent-kit's markServerAnswered). */
   markAnswered(origin: string, atMs: number, except: string): void {
-    try {
-      if (!readdirSync(this.dir).some((name) => name.endsWith('.json') && !name.startsWith('.') && name !== `${except}.json`)) return;
-      writeFileSync(this.answeredPath(origin), String(atMs), { mode: 0o600 });
-    } catch {
-      // A full or read-only disk, or no outbox dir: the backoff still retries them.
-    }
+    markServerAnswered(this.dir, origin, atMs, except);
   }
 
-  /** When `origin` last answered a signal (markAnswered), in epoch ms; -Infinity when never, or unreadable. */
+  /** When `origin` last answered (agent-kit's serverAnsweredAt), in epoch ms; -Infinity when never. */
   answeredAt(origin: string): number {
-    try {
-      const text = readFileSync(this.answeredPath(origin), 'utf8');
-      const at = text === '' ? NaN : Number(text);
-      return Number.isFinite(at) ? at : -Infinity;
-    } catch {
-      return -Infinity;
-    }
+    return serverAnsweredAt(this.dir, origin);
   }
 
-  /** Removes the marks of markAnswered: with nothing queued they say nothing. */
+  /** Removes the marks of answers: with nothing queued they say nothing. */
   clearAnswered(): void {
-    try {
-      for (const name of readdirSync(this.dir)) if (name.startsWith('.answered-')) unlinkSync(join(this.dir, name));
-    } catch {
-      // Gone already, or a read-only disk: a mark left behind only pulls forward an entry's next attempt once.
-    }
-  }
-
-  private answeredPath(origin: string): string {
-    return join(this.dir, `.answered-${createHash('sha256').update(origin).digest('hex').slice(0, 16)}`);
+    clearServerAnswered(this.dir);
   }
 
   private readQuietly(id: string): OutboxEntry | undefined {

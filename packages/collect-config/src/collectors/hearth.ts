@@ -2,7 +2,7 @@
 // `<access_key_id>:<secret>`), with a strong ETag. `collect` makes one conditional request;
 // `watch` long-polls (`If-None-Match` + `?wait=N`) and calls back the moment the document changes,
 // so the daemon runs its command without waiting for the polling interval.
-import { redactText } from '@hearth/agent-kit';
+import { markServerAnswered, originOf, redactText } from '@hearth/agent-kit';
 import { explodeDeployments } from '../explode.ts';
 import { sleep } from '../sleep.ts';
 import { lookUpSecret, type SecretLookup } from './stored-secret.ts';
@@ -132,6 +132,10 @@ export function createHearthCollector(random: () => number = Math.random): Heart
       signal: ctx.signal,
     });
     const retryAfter = retryAfterMs(response.headers['retry-after']);
+    // The server is up: signals heat-config-notify queued for it while it was not go out now, not after their
+    // backoff. Not on a 304 with Retry-After, which is a server ending its long-polls as it stops.
+    if (response.status === 200 || (response.status === 304 && retryAfter === undefined))
+      markServerAnswered(ctx.options.paths.outboxDir, originOf(settings.url), Date.now());
     if (response.status === 304) return { changed: false, retryAfterMs: retryAfter };
     if (response.status === 429)
       throw new RateLimitedError(`GET ${settings.url} answered 429: ${replyExcerpt(response.text(), settings)}`, retryAfter);
