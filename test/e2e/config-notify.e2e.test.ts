@@ -270,6 +270,60 @@ for (const transport of ['HEARTH_SIGNAL', 'HEAT_SIGNAL'] as const) {
   );
 }
 
+test(
+  'a signal queued through an outage goes out once the restarted server answers another, not after its backoff',
+  { timeout: 120_000 },
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hearth-notify-data-'));
+    const port = await freePort();
+    const work = workdir();
+    let server = await spawnServer(dataDir, port);
+    const drains: ChildProcess[] = [];
+    // The agent's own backoff (1 s doubling, capped at 5 min), not the short one of the other tests.
+    const env = { ...work.env, HEARTH_NOTIFY_RETRY_BASE_MS: '1000', HEARTH_NOTIFY_RETRY_CAP_MS: '300000' };
+    try {
+      const waiting = await deploy(server, 'HEARTH_SIGNAL', 'waiting');
+      const fresh = await deploy(server, 'HEARTH_SIGNAL', 'fresh');
+      server.child.kill('SIGKILL');
+      await server.exited;
+      const queued = await runNotify([work.write('waiting.json', waiting.derived)], env, '{"deploy_status_code":0,"result":"queued"}').done;
+      assert.equal(queued.code, 0, queued.stderr);
+      // Its backoff after failures through a long outage: the next attempt minutes away.
+      const [entryFile] = readdirSync(work.outbox).filter((name) => name.endsWith('.json'));
+      const entryPath = join(work.outbox, entryFile!);
+      const entry = JSON.parse(readFileSync(entryPath, 'utf8')) as Record<string, unknown>;
+      writeFileSync(entryPath, JSON.stringify({ ...entry, attempts: 9, nextAttemptAt: new Date(Date.now() + 280_000).toISOString() }), {
+        mode: 0o600,
+      });
+      const daemon = runNotify(['--drain', '--follow'], env);
+      drains.push(daemon.child);
+
+      server = await spawnServer(dataDir, port);
+      const sent = await runNotify([work.write('fresh.json', fresh.derived)], env, '{"deploy_status_code":0,"result":"fresh"}').done;
+      assert.equal(sent.code, 0, sent.stderr);
+      const answeredAt = Date.now();
+      await until(
+        'the queued signal delivered',
+        async () => ((await deploymentOf(server, waiting.id)).status === 'COMPLETE' ? true : undefined),
+        20_000,
+      );
+      const tookMs = Date.now() - answeredAt;
+      assert.equal((await deploymentOf(server, waiting.id)).output_values?.result, 'queued');
+      assert.equal((await deploymentOf(server, fresh.id)).status, 'COMPLETE');
+      await until('an empty outbox, its mark removed too', () => (readdirSync(work.outbox).length === 0 ? true : undefined), 5_000);
+      assert.ok(tookMs < 20_000, `${tookMs} ms`);
+      daemon.child.kill('SIGTERM');
+      assert.match((await daemon.done).stderr, /its server answered another signal since: trying this one again now/);
+    } finally {
+      for (const child of drains) child.kill('SIGKILL');
+      server.child.kill('SIGKILL');
+      await server.exited;
+      await removeServerData(dataDir);
+      rmSync(work.root, { recursive: true, force: true });
+    }
+  },
+);
+
 test('the daemon (--drain --follow) delivers a signal queued while it runs, and stops on SIGTERM', { timeout: 60_000 }, async () => {
   const server = await startServer();
   const work = workdir();
