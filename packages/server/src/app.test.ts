@@ -371,9 +371,22 @@ test('deadlines fail a deployment with a reason that says what happened', async 
     const configId = await createConfig(app);
     const neverFetched = await createDeployment(app, configId, 'unregistered-vm', { timeout: 1 });
     const fetchedOnly = await createDeployment(app, configId, server.id, { timeout: 1 });
+    // The fetch is recorded after the reply, in a write of its own: waited for, so that the heartbeat below comes after it.
+    const fetchRecorded = async (id: string): Promise<void> => {
+      for (let tries = 0; tries < 250; tries++) {
+        const { timeline } = (await app.inject({ url: `/v1/default/software_deployments/${id}/timeline`, headers: ADMIN })).json<{
+          timeline: Array<{ type: string }>;
+        }>();
+        if (timeline.some((e) => e.type === 'deployment.fetched')) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.fail(`the fetch of ${id} was never recorded`);
+    };
     await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    await fetchRecorded(fetchedOnly);
     const heartbeating = await createDeployment(app, configId, server.id, { timeout: 1, name: 'hb' });
     await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    await fetchRecorded(heartbeating);
     const beat = await app.inject({
       method: 'POST',
       url: `/v1/guest/deployments/${heartbeating}/heartbeat`,
