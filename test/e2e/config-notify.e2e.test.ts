@@ -209,21 +209,56 @@ test('heartbeat: extends the deadline of a HEARTH_SIGNAL deployment; a no-op for
   }
 });
 
+/** A test around an outage of hearth-server: a server on a data dir and port of its own, killed and started again at will. */
+interface Outage {
+  work: ReturnType<typeof workdir>;
+  /** The server running now, or the one last killed. */
+  server: Awaited<ReturnType<typeof spawnServer>>;
+  /** Agent processes to kill at the end. */
+  drains: ChildProcess[];
+  /** Kills the server (SIGKILL) and waits for its exit. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same data dir and port. */
+  restart(): Promise<void>;
+}
+
+/** Runs `body` with an Outage, then kills what is left and removes the data dir and the agent's files. */
+async function withOutage(body: (outage: Outage) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-notify-data-'));
+  const port = await freePort();
+  const work = workdir();
+  const outage: Outage = {
+    work,
+    server: await spawnServer(dataDir, port),
+    drains: [],
+    async kill() {
+      this.server.child.kill('SIGKILL');
+      await this.server.exited;
+    },
+    async restart() {
+      this.server = await spawnServer(dataDir, port);
+    },
+  };
+  try {
+    await body(outage);
+  } finally {
+    for (const child of outage.drains) child.kill('SIGKILL');
+    await outage.kill();
+    await removeServerData(dataDir);
+    rmSync(work.root, { recursive: true, force: true });
+  }
+}
+
 for (const transport of ['HEARTH_SIGNAL', 'HEAT_SIGNAL'] as const) {
   test(
     `${transport}: the server killed before delivery gets the signal after it restarts, even though the drain was killed too`,
     { timeout: 120_000 },
     async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'hearth-notify-data-'));
-      const port = await freePort();
-      const work = workdir();
-      let server = await spawnServer(dataDir, port);
-      const drains: ChildProcess[] = [];
-      try {
-        const { id, derived } = await deploy(server, transport, 'outage');
+      await withOutage(async (outage) => {
+        const { work, drains } = outage;
+        const { id, derived } = await deploy(outage.server, transport, 'outage');
         const file = work.write('outage.json', derived);
-        server.child.kill('SIGKILL');
-        await server.exited;
+        await outage.kill();
 
         const queued = await runNotify([file], work.env, '{"deploy_stdout":"after the outage","deploy_status_code":0,"result":"kept"}')
           .done;
@@ -249,23 +284,17 @@ for (const transport of ['HEARTH_SIGNAL', 'HEAT_SIGNAL'] as const) {
         const kept = attempts();
         assert.ok(kept >= 3);
 
-        server = await spawnServer(dataDir, port);
+        await outage.restart();
         const second = runNotify(['--drain'], work.env);
         drains.push(second.child);
         const drained = await second.done;
         assert.equal(drained.code, 0, drained.stderr);
         assert.match(drained.stderr, new RegExp(`"msg":"signal delivered".*"attempts":${kept + 1}`));
-        const done = await deploymentOf(server, id);
+        const done = await deploymentOf(outage.server, id);
         assert.equal(done.status, 'COMPLETE', done.status_reason ?? '');
         assert.equal(done.output_values?.result, 'kept');
         assert.deepEqual(readdirSync(work.outbox), []);
-      } finally {
-        for (const child of drains) child.kill('SIGKILL');
-        server.child.kill('SIGKILL');
-        await server.exited;
-        await removeServerData(dataDir);
-        rmSync(work.root, { recursive: true, force: true });
-      }
+      });
     },
   );
 }
@@ -274,18 +303,13 @@ test(
   'a signal queued through an outage goes out once the restarted server answers another, not after its backoff',
   { timeout: 120_000 },
   async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'hearth-notify-data-'));
-    const port = await freePort();
-    const work = workdir();
-    let server = await spawnServer(dataDir, port);
-    const drains: ChildProcess[] = [];
-    // The agent's own backoff (1 s doubling, capped at 5 min), not the short one of the other tests.
-    const env = { ...work.env, HEARTH_NOTIFY_RETRY_BASE_MS: '1000', HEARTH_NOTIFY_RETRY_CAP_MS: '300000' };
-    try {
-      const waiting = await deploy(server, 'HEARTH_SIGNAL', 'waiting');
-      const fresh = await deploy(server, 'HEARTH_SIGNAL', 'fresh');
-      server.child.kill('SIGKILL');
-      await server.exited;
+    await withOutage(async (outage) => {
+      const { work, drains } = outage;
+      // The agent's own backoff (1 s doubling, capped at 5 min), not the short one of the other tests.
+      const env = { ...work.env, HEARTH_NOTIFY_RETRY_BASE_MS: '1000', HEARTH_NOTIFY_RETRY_CAP_MS: '300000' };
+      const waiting = await deploy(outage.server, 'HEARTH_SIGNAL', 'waiting');
+      const fresh = await deploy(outage.server, 'HEARTH_SIGNAL', 'fresh');
+      await outage.kill();
       const queued = await runNotify([work.write('waiting.json', waiting.derived)], env, '{"deploy_status_code":0,"result":"queued"}').done;
       assert.equal(queued.code, 0, queued.stderr);
       // Its backoff after failures through a long outage: the next attempt minutes away.
@@ -298,29 +322,23 @@ test(
       const daemon = runNotify(['--drain', '--follow'], env);
       drains.push(daemon.child);
 
-      server = await spawnServer(dataDir, port);
+      await outage.restart();
       const sent = await runNotify([work.write('fresh.json', fresh.derived)], env, '{"deploy_status_code":0,"result":"fresh"}').done;
       assert.equal(sent.code, 0, sent.stderr);
       const answeredAt = Date.now();
       await until(
         'the queued signal delivered',
-        async () => ((await deploymentOf(server, waiting.id)).status === 'COMPLETE' ? true : undefined),
+        async () => ((await deploymentOf(outage.server, waiting.id)).status === 'COMPLETE' ? true : undefined),
         20_000,
       );
       const tookMs = Date.now() - answeredAt;
-      assert.equal((await deploymentOf(server, waiting.id)).output_values?.result, 'queued');
-      assert.equal((await deploymentOf(server, fresh.id)).status, 'COMPLETE');
+      assert.equal((await deploymentOf(outage.server, waiting.id)).output_values?.result, 'queued');
+      assert.equal((await deploymentOf(outage.server, fresh.id)).status, 'COMPLETE');
       await until('an empty outbox, its mark removed too', () => (readdirSync(work.outbox).length === 0 ? true : undefined), 5_000);
       assert.ok(tookMs < 20_000, `${tookMs} ms`);
       daemon.child.kill('SIGTERM');
       assert.match((await daemon.done).stderr, /its server answered another signal since: trying this one again now/);
-    } finally {
-      for (const child of drains) child.kill('SIGKILL');
-      server.child.kill('SIGKILL');
-      await server.exited;
-      await removeServerData(dataDir);
-      rmSync(work.root, { recursive: true, force: true });
-    }
+    });
   },
 );
 
