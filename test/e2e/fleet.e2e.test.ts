@@ -213,6 +213,17 @@ test('a fleet under churn: every deployment settles once, as its hook implies', 
     for (let k = 0; k < 2; k++) await create(vm, pick<Kind>(['ok', 'ok', 'fail', 'big', 'sleep', 'sleep', 'timeout']));
   }
   await sleep(2500);
+  // The heartbeating hooks have begun heartbeating before the stop. Otherwise a hook that starts late (20 agents on
+  // 2 vCPUs) can run its 12 s inside the outage (the restart itself takes 10 s under their load): every heartbeat
+  // fails, the restart grace holds the passed deadline, and the result completes it with no heartbeat to show.
+  for (const d of deployments.filter((x) => x.vm.index < HEARTBEAT)) {
+    for (let waited = 0; ; waited += 250) {
+      const { timeline } = await api<{ timeline: Array<{ type: string }> }>('GET', `/v1/default/software_deployments/${d.id}/timeline`);
+      if (timeline.some((e) => e.type === 'deployment.heartbeat')) break;
+      if (waited > 30_000) throw new Error(`no heartbeat of ${d.id} on vm-${d.vm.index} within 30 s; ${d.vm.loop.log().slice(-3000)}`);
+      await sleep(250);
+    }
+  }
   await stopServer('SIGTERM');
   await startServer();
 
@@ -317,7 +328,7 @@ test('a fleet under churn: every deployment settles once, as its hook implies', 
       if (last.kind === 'big') assert.ok(String(outputs.deploy_stdout).endsWith(`END ${last.tag}\n`), what);
 
       // The timeline in actions: one result for the last, at most one for each earlier one.
-      const { timeline } = await api<{ timeline: Array<{ type: string; message: string }> }>(
+      const { timeline } = await api<{ timeline: Array<{ time: string; type: string; message: string }> }>(
         'GET',
         `/v1/default/software_deployments/${d.id}/timeline`,
       );
@@ -335,7 +346,18 @@ test('a fleet under churn: every deployment settles once, as its hook implies', 
       if (last.kind === 'heartbeat')
         assert.ok(
           timeline.some((e) => e.type === 'deployment.heartbeat'),
-          what,
+          [
+            `${what}: no heartbeat in the timeline: ${timeline.map((e) => `${e.time} ${e.type} ${e.message}`).join(' | ')}`,
+            `its agent's log of heartbeats:`,
+            ...vm.loop
+              .log()
+              .split('\n')
+              .filter((line) => /heartbeat/i.test(line)),
+            `hearth-server's log of it:`,
+            ...readFileSync(logPath, 'utf8')
+              .split('\n')
+              .filter((line) => line.includes(d.id)),
+          ].join('\n'),
         );
     }
 
