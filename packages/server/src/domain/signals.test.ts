@@ -96,3 +96,51 @@ test('a NUL in a string deploy_status_code never costs its signal: it fails the 
     await done();
   }
 });
+
+test('a heartbeat or signal sent as soon as the metadata arrives shows after the fetch in the timeline, however late the fetch record', async () => {
+  const { app, done } = await testApp();
+  try {
+    const server = await registerServer(app);
+    const config = await createConfig(app);
+    const [beating, signalled] = [await createDeployment(app, config, server.id), await createDeployment(app, config, server.id)];
+    // The fetch is recorded in a write of its own, after the reply: here that write waits 300 ms to be queued,
+    // as a busy PostgreSQL pool can make it, while the agent heartbeats and signals at once.
+    const store = app.services.store;
+    const write = store.write.bind(store);
+    store.write = async (unit) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return write(unit);
+    };
+    let metadata;
+    try {
+      metadata = await app.inject({ url: '/v1/guest/metadata', headers: server.auth });
+    } finally {
+      store.write = write;
+    }
+    assert.equal(metadata.statusCode, 200, metadata.body);
+    const [heartbeat, signal] = await Promise.all([
+      app.inject({
+        method: 'POST',
+        url: `/v1/guest/deployments/${beating}/heartbeat`,
+        headers: server.auth,
+        payload: { message: 'step 1' },
+      }),
+      app.inject({
+        method: 'POST',
+        url: `/v1/guest/deployments/${signalled}/signal`,
+        headers: server.auth,
+        payload: { deploy_status_code: 0 },
+      }),
+    ]);
+    assert.equal(heartbeat.statusCode, 200, heartbeat.body);
+    assert.equal(signal.statusCode, 200, signal.body);
+    const types = async (id: string) =>
+      (await app.inject({ url: `/v1/default/software_deployments/${id}/timeline`, headers: ADMIN }))
+        .json<{ timeline: Array<{ type: string }> }>()
+        .timeline.map((e) => e.type);
+    assert.deepEqual(await types(beating), ['deployment.created', 'deployment.fetched', 'deployment.heartbeat']);
+    assert.deepEqual(await types(signalled), ['deployment.created', 'deployment.fetched', 'deployment.completed']);
+  } finally {
+    await done();
+  }
+});

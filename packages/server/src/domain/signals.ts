@@ -171,6 +171,14 @@ const signalWrite = preparedWrite<SignalArgs, SignalAck>(import.meta.url, 'signa
 
 /** Deployment signals and heartbeats from agents. */
 export class SignalService {
+  /**
+   * The fetch records being written (markFetched), by deployment. The fetch is recorded after the metadata
+   * reply is handed over, in a write of its own; an agent that heartbeats or signals at once could otherwise
+   * get its write committed first (PostgreSQL runs writes side by side), and the timeline would show the
+   * heartbeat or result before the fetch it implies.
+   */
+  private readonly fetching = new Map<string, Promise<void>>();
+
   constructor(private readonly store: Store) {}
 
   /**
@@ -179,11 +187,14 @@ export class SignalService {
    * thread (a prepared write), so the event loop only hands the body over and awaits the commit.
    */
   signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
-    return this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
+    const write = () => this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
+    const pending = this.fetching.get(id);
+    return pending ? pending.then(write) : write();
   }
 
   /** Records a heartbeat and pushes the deadline to at least `timeout` seconds from now. */
   async heartbeat(principal: Principal, id: string, body: Heartbeat): Promise<HeartbeatAck> {
+    await this.fetching.get(id);
     return this.store.write(async ({ trx, now, publish }) => {
       const row = await trx.selectFrom('software_deployments').selectAll().where('id', '=', id).executeTakeFirst();
       assertMaySignal(principal, row, id);
@@ -213,7 +224,19 @@ export class SignalService {
   /** Notes that the agent fetched these deployments (first time only); shown in their timelines. */
   async markFetched(deploymentIds: string[]): Promise<void> {
     if (deploymentIds.length === 0) return;
-    await this.store.write(async ({ trx, now, event, publish }) => {
+    const written = this.recordFetch(deploymentIds);
+    // Settled either way (a failure is the caller's to log): a heartbeat or signal waiting on it goes on.
+    const settled: Promise<void> = written
+      .catch(() => undefined)
+      .finally(() => {
+        for (const id of deploymentIds) if (this.fetching.get(id) === settled) this.fetching.delete(id);
+      });
+    for (const id of deploymentIds) this.fetching.set(id, settled);
+    await written;
+  }
+
+  private recordFetch(deploymentIds: string[]): Promise<void> {
+    return this.store.write(async ({ trx, now, event, publish }) => {
       const rows = await trx
         .selectFrom('software_deployments')
         .selectAll()
