@@ -5,7 +5,9 @@
 // PostgreSQL (HEARTH_TEST_STORE=postgres). Arguments filter the files by substring, in both passes.
 // After the last pass, every failure of every pass is printed again with its error
 // (scripts/failures-reporter.mjs), so that the tail of the log says what failed and why.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+// The tests' temp dirs (and their agents', hooks' and servers') go under one dir of the run (TMPDIR),
+// removed at the end: a test that leaves its dir behind costs nothing, and /tmp does not fill up.
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -32,7 +34,9 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const env = { ...process.env };
+const scratch = mkdtempSync(join(tmpdir(), 'hearth-tests-'));
+chmodSync(scratch, 0o1777); // as /tmp is: what a test runs as another user can make its own dirs there
+const env = { ...process.env, TMPDIR: scratch };
 delete env.NODE_EXTRA_CA_CERTS;
 delete env.HEARTH_TEST_STORE; // the first pass is the whole suite on SQLite
 const failuresDir = mkdtempSync(join(tmpdir(), 'hearth-test-failures-'));
@@ -72,4 +76,10 @@ for (const { label, failures } of failureFiles) {
   if (text) console.log(`\n== failures of the ${label}\n${text}`);
 }
 rmSync(failuresDir, { recursive: true, force: true });
+try {
+  rmSync(scratch, { recursive: true, force: true });
+} catch (error) {
+  // A dir a test left mounted (or owned by another user) stays; say so rather than fail the run.
+  console.log(`\n== could not remove all of ${scratch}: ${error.message}`);
+}
 process.exit(status !== 0 ? status : postgresStatus);
