@@ -67,14 +67,17 @@ export interface ServerOptions {
   maxLifetimeMs: number;
   profileDir?: string;
   env?: Record<string, string>;
+  /** Another checkout to run the server file of (tools that compare builds); default this one. */
+  root?: string;
 }
 
 /** Spawns `node --import tsx servers/<file> <port> <args>` on a free port and waits for its ready line. */
 export async function startServer(name: string, file: string, args: string[], options: ServerOptions): Promise<ServerProc> {
   const port = await freePort();
   const profiles: string[] = [];
-  const child = spawnTracked(process.execPath, ['--import', 'tsx', join(SERVERS_DIR, file), String(port), ...args], {
-    cwd: ROOT,
+  const serversDir = options.root ? join(options.root, 'test/bench/servers') : SERVERS_DIR;
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', join(serversDir, file), String(port), ...args], {
+    cwd: options.root ?? ROOT,
     env: childEnv({
       BENCH_ADMIN_TOKEN: ADMIN_TOKEN,
       BENCH_SECRET_KEY: SECRET_KEY,

@@ -17,6 +17,7 @@ import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 import { LongWaits } from './routes/abort.ts';
+import { installRequestMetrics } from './request-metrics.ts';
 
 /** How long closing waits for requests in flight to be answered before it cuts their connections. */
 const DRAIN_MS = 10_000;
@@ -127,13 +128,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(createValidatorCompiler());
   installLenientJsonParser(app);
   installErrorHandlers(app);
-  // A callback hook, not an async one: no promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    services.metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    services.metrics.requestSeconds.observe({ route }, reply.elapsedTime / 1000);
-    done();
-  });
+  installRequestMetrics(app, services.metrics);
   // Writes in flight when the app closes are answered before the connections are cut: a write
   // committed but cut off would look lost to its sender. Long waits (long-polls, event streams)
   // end at once and answer what they have: a connection cut mid-wait looks like a failure to its

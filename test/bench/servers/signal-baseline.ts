@@ -12,7 +12,7 @@
 // call and the last-seen touch, everything in SignalService.signal (the group-commit queue, the SELECT of the
 // deployment row, the config lookup, the idempotency digest, signalOutcome, the INSERTs of the
 // signal and two events, the UPDATE of the deployment, COMMIT + fsync, the feed publish), and
-// hearth's app-wide extras (Prometheus onResponse hook and counters, swagger, request-id header).
+// hearth's app-wide extras (request counters and timings, swagger, request-id header).
 //
 // argv: <port>; env: BENCH_SECRET_KEY (the same master key hearth runs with, so hearth's agent
 // credentials are valid here too).

@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { ADMIN, registerServer, testApp } from './test-support.ts';
+
+/** The value of one Prometheus series in the /metrics text (0 when absent). */
+async function series(app: FastifyInstance, name: string): Promise<number> {
+  const text = (await app.inject({ url: '/metrics' })).body;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? 0 : Number(line.slice(name.length + 1));
+}
+
+const requests = (route: string, method: string, status: number) =>
+  `hearth_http_requests_total{route="${route}",method="${method}",status="${status}"}`;
+
+/** Waits (bounded) until `check` holds: a response is recorded when it has finished, just after the client has it. */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > until) assert.fail(`not within 5 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+// Request metrics come from Node's `http.server.response.finish` diagnostics channel (one subscriber
+// per process), not from a fastify onResponse hook. This is over real HTTP, where that channel is
+// the only thing that counts: if a Node upgrade renamed or dropped it, these counts would stay 0.
+test('requests over HTTP are counted and timed by route, method and status, each app its own', async () => {
+  const first = await testApp();
+  const second = await testApp();
+  // Another HTTP server in the same process: its responses are published on the channel too.
+  const other = createServer((_request, response) => response.end('other'));
+  try {
+    const base = await first.app.listen({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const agent = await registerServer(first.app);
+
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    assert.equal((await fetch(`${base}/v1/guest/metadata`, { headers: { authorization: agent.auth.authorization } })).status, 200);
+    assert.equal((await fetch(`${base}/v1/guest/metadata`)).status, 401);
+    assert.equal((await fetch(`${base}/v1/default/servers`, { method: 'POST', headers: ADMIN, body: '{' })).status, 400);
+    assert.equal((await fetch(`${base}/no/such/path`)).status, 404);
+    assert.equal((await fetch(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`)).status, 200);
+
+    const counted: Array<[string, string, number]> = [
+      ['/healthz', 'GET', 200],
+      ['/v1/guest/metadata', 'GET', 200],
+      ['/v1/guest/metadata', 'GET', 401],
+      ['/v1/:project_id/servers', 'POST', 400],
+      ['unmatched', 'GET', 404],
+    ];
+    await eventually(async () => (await series(first.app, requests('unmatched', 'GET', 404))) === 1, 'the 404 is counted');
+    for (const [route, method, status] of counted) {
+      assert.equal(await series(first.app, requests(route, method, status)), 1, `${method} ${route} ${status}`);
+    }
+    const timed = await series(first.app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}');
+    assert.equal(timed, 2, 'both metadata requests are timed');
+    assert.ok((await series(first.app, 'hearth_http_request_duration_seconds_sum{route="/v1/guest/metadata"}')) > 0);
+    // The registration above went through inject: counted too, by the listener injected requests get.
+    assert.equal(await series(first.app, requests('/v1/:project_id/servers', 'POST', 201)), 1);
+    // Nothing of the first app (nor of the plain server) is counted by the second.
+    const secondText = (await second.app.inject({ url: '/metrics' })).body;
+    assert.doesNotMatch(secondText, /hearth_http_requests_total\{route="(\/healthz|unmatched|\/v1\/guest\/metadata)"/);
+  } finally {
+    other.close();
+    await first.done();
+    await second.done();
+  }
+});
+
+test('a response is counted once, and one the client abandoned before it finished is not counted', async () => {
+  const { app, done } = await testApp();
+  try {
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const agent = await registerServer(app);
+    const document = await fetch(`${base}/v1/guest/metadata`, { headers: { authorization: agent.auth.authorization } });
+    const etag = document.headers.get('etag')!;
+    // A long-poll the client gives up on: the server never finishes a response to it.
+    const listening = app.services.feed.listenerCount();
+    const controller = new AbortController();
+    const poll = fetch(`${base}/v1/guest/metadata?wait=30`, {
+      headers: { authorization: agent.auth.authorization, 'if-none-match': etag },
+      signal: controller.signal,
+    });
+    await eventually(async () => app.services.feed.listenerCount() > listening, 'the long-poll waits');
+    controller.abort();
+    await assert.rejects(poll);
+    await eventually(async () => app.services.feed.listenerCount() === listening, 'the long-poll ends');
+    for (let i = 0; i < 3; i++) {
+      const reply = await fetch(`${base}/v1/guest/metadata`, {
+        headers: { authorization: agent.auth.authorization, 'if-none-match': etag },
+      });
+      assert.equal(reply.status, 304);
+    }
+    await eventually(async () => (await series(app, requests('/v1/guest/metadata', 'GET', 304))) === 3, 'three 304s');
+    assert.equal(await series(app, requests('/v1/guest/metadata', 'GET', 200)), 1);
+    assert.equal(await series(app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 4);
+  } finally {
+    await done();
+  }
+});
