@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../domain/errors.ts';
@@ -26,9 +25,6 @@ function agentTokenIn(headers: IncomingHttpHeaders): { accessKeyId: string; secr
 
 /** Authentication shared by the route families. */
 export class Authenticator {
-  /** A cached identity's secret as bytes, encoded once rather than on every call (dropped with the identity). */
-  private readonly secretBytes = new WeakMap<AgentIdentity, Buffer>();
-
   constructor(
     private readonly adminToken: string,
     private readonly servers: ServerService,
@@ -75,10 +71,7 @@ export class Authenticator {
 
   /** A known agent, once its secret matches (constant-time) the one cached with its identity. */
   private agent(identity: AgentIdentity, secret: string): Extract<Principal, { kind: 'agent' }> {
-    let expected = this.secretBytes.get(identity);
-    if (!expected) this.secretBytes.set(identity, (expected = Buffer.from(identity.secret)));
-    const given = Buffer.from(secret);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new HearthError('ERR_AUTH_INVALID');
+    if (!secretsEqual(secret, identity.secret)) throw new HearthError('ERR_AUTH_INVALID');
     this.servers.touch(identity.serverId);
     return { kind: 'agent', serverId: identity.serverId, projectId: identity.projectId, accessKeyId: identity.accessKeyId };
   }
