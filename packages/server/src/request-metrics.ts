@@ -1,9 +1,10 @@
 // Counts and times every HTTP request (hearth_http_requests_total, hearth_http_request_duration_seconds)
 // without a fastify `onResponse` hook. Such a hook makes fastify add and remove two listeners on every
-// response and run a hook chain when it finishes; on a slow CPU that alone cost ~8 µs of the ~65 µs
-// an agent's metadata 304 takes (test/bench/README.md). Node publishes every finished response of its
-// HTTP servers on the `http.server.response.finish` diagnostics channel; one subscriber for the whole
-// process records each response that an app marked when its request came in.
+// response and run a hook chain when it finishes; on a slow CPU, side by side, that cost an agent's
+// metadata 304 5-13 µs of its ~90 (test/bench/README.md, 2026-11-28 14:05). Node publishes every
+// finished response of its HTTP servers on the `http.server.response.finish` diagnostics channel;
+// one subscriber for the whole process records each response that an app marked when its request
+// came in.
 import { subscribe } from 'node:diagnostics_channel';
 import type { ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
