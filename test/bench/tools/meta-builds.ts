@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeSetupClient, createMetaFixture } from '../fixtures.ts';
 import { measure, waitForIdle, type Load } from '../measure.ts';
+import { fmtRate, median } from '../report.ts';
 import { killChildren, startServer, stopServer, type ServerProc } from '../processes.ts';
 
 const [secondsArg, roundsArg, ...roots] = process.argv.slice(2);
@@ -21,7 +22,6 @@ const watchdog = setTimeout(() => {
   process.exit(3);
 }, MAX_LIFETIME_MS + 30_000).unref();
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const dir = mkdtempSync(join(tmpdir(), 'meta-builds-'));
 const servers: ServerProc[] = [];
 try {
@@ -58,16 +58,14 @@ try {
       const us = (serverPct[0]! / 100) * (1e6 / rate);
       rates.get(name)!.push(rate);
       cpu.get(name)!.push(us);
-      console.log(
-        `round ${round + 1} ${name.padEnd(40)} ${(rate / 1000).toFixed(1)}k req/s  ${us.toFixed(0)} µs/req  (idle ${idle.idle} %)`,
-      );
+      console.log(`round ${round + 1} ${name.padEnd(40)} ${fmtRate(rate)} req/s  ${us.toFixed(0)} µs/req  (idle ${idle.idle} %)`);
     }
   }
   const bare = rates.get('bare fastify')!;
   for (const { name } of loads) {
     const perRound = rates.get(name)!.map((r, i) => r / bare[i]!);
     console.log(
-      `${name.padEnd(40)} ${(median(rates.get(name)!) / 1000).toFixed(1)}k req/s  ${median(cpu.get(name)!).toFixed(0)} µs/req  ` +
+      `${name.padEnd(40)} ${fmtRate(median(rates.get(name)!))} req/s  ${median(cpu.get(name)!).toFixed(0)} µs/req  ` +
         `ratio to bare ${median(perRound).toFixed(2)} [${perRound.map((r) => r.toFixed(2)).join(' ')}]`,
     );
   }
