@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite from 'better-sqlite3';
 import { freePort, removeServerData, spawnServer, type ServerProcess } from '../helpers/server.ts';
+import { SQLITE_SIGNALS_BEFORE_0013 } from '../../packages/server/src/test-support.ts';
 
 /** Where the old release's rows hold a NUL: written as this marker through today's API, then swapped. */
 const MARK = 'NULHERE';
@@ -40,6 +41,8 @@ function makeItTheOldRelease(file: string): string[] {
   const db = new BetterSqlite(file);
   const changed = new Set<string>();
   try {
+    // The old release's signals table had rowids (0013 keys it by deployment and idempotency key).
+    db.transaction(() => SQLITE_SIGNALS_BEFORE_0013.forEach((statement) => db.exec(statement)))();
     const tables = db.prepare(`select name from sqlite_master where type = 'table' and name not glob 'sqlite_*'`).pluck().all() as string[];
     for (const table of tables) {
       for (const column of db.prepare('select name from pragma_table_info(?)').pluck().all(table) as string[]) {

@@ -13,7 +13,7 @@ export function dumpSql(file: string): string {
       .all() as Array<{ type: string; name: string; sql: string }>;
     const lines = ['PRAGMA foreign_keys=OFF;', 'BEGIN;'];
     for (const { type, sql } of objects) if (type === 'table') lines.push(`${sql};`);
-    for (const { type, name } of objects) {
+    for (const { type, name, sql } of objects) {
       if (type !== 'table') continue;
       const columns = (db.prepare(`select name from pragma_table_info(?) order by cid`).all(name) as Array<{ name: string }>).map(
         (c) => c.name,
@@ -24,7 +24,9 @@ export function dumpSql(file: string): string {
           `case when typeof(${c}) = 'text' and instr(${c}, char(0)) > 0 then 'CAST(X''' || hex(${c}) || ''' AS TEXT)' else quote(${c}) end`,
       );
       const table = `"${name.replaceAll('"', '""')}"`;
-      for (const row of db.prepare(`select ${literal.join(" || ',' || ")} as v from ${table} order by rowid`).all() as Array<{
+      // A WITHOUT ROWID table (signals, since 0013) is read in the order of its primary key.
+      const order = /\bwithout\s+rowid\b/i.test(sql) ? '' : ' order by rowid';
+      for (const row of db.prepare(`select ${literal.join(" || ',' || ")} as v from ${table}${order}`).all() as Array<{
         v: string;
       }>) {
         lines.push(`INSERT INTO ${table} (${quoted.join(',')}) VALUES(${row.v});`);

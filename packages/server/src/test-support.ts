@@ -16,6 +16,29 @@ import type { AlarmNotification } from '@hearth/protocol';
 /** Admin token of the apps built by `testApp`. */
 export const ADMIN = { 'x-auth-token': 'admin-secret' };
 
+/**
+ * SQLite statements that put `signals` back as hearth kept it before migration 0013: a rowid table
+ * with an AUTOINCREMENT id beside a unique index on its key, rows copied. For tests that rebuild what an
+ * older release left (run them in one transaction).
+ */
+export const SQLITE_SIGNALS_BEFORE_0013 = [
+  `create table signals_rowid (
+    id integer primary key autoincrement,
+    deployment_id varchar(36) not null,
+    derived_config_id varchar(36) not null,
+    idempotency_key varchar(128) not null,
+    result_status varchar(16) not null,
+    result_reason text,
+    received_at varchar(32) not null,
+    body text,
+    constraint signals_idempotency unique (deployment_id, idempotency_key)
+  )`,
+  `insert into signals_rowid (deployment_id, derived_config_id, idempotency_key, result_status, result_reason, received_at, body)
+    select deployment_id, derived_config_id, idempotency_key, result_status, result_reason, received_at, body from signals`,
+  'drop table signals',
+  'alter table signals_rowid rename to signals',
+];
+
 /** The store this run of the suite tests: PostgreSQL when HEARTH_TEST_STORE=postgres, else SQLite. */
 export const TEST_DIALECT: DialectName = postgresTestPass() ? 'postgres' : 'sqlite';
 

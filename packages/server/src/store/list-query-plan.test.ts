@@ -221,7 +221,7 @@ test('a store migrated before 0012 upgrades: the list indexes are made, the narr
   const where = await testStore();
   const before = (dialect: Parameters<typeof migrations>[0]) => {
     const all = migrations(dialect);
-    delete all['0012_list_order_indexes'];
+    for (const name of Object.keys(all)) if (name >= '0012') delete all[name];
     return all;
   };
   let store = openStore({ dataDir: where.dataDir, databaseUrl: where.databaseUrl, migrations: before });
@@ -231,7 +231,7 @@ test('a store migrated before 0012 upgrades: the list indexes are made, the narr
     await fill(store);
     await store.close();
     store = openStore({ dataDir: where.dataDir, databaseUrl: where.databaseUrl });
-    assert.deepEqual(await store.migrate(), ['0012_list_order_indexes']);
+    assert.equal((await store.migrate())[0], '0012_list_order_indexes');
     const indexes =
       store.dialect === 'sqlite'
         ? await sql<{ name: string }>`select name from sqlite_master where type = 'index'`.execute(store.reader)

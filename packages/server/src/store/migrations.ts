@@ -9,6 +9,7 @@ import { migration0009 } from './migrations/0009_signal_bodies_for_older_replica
 import { migration0010 } from './migrations/0010_events_pruned.ts';
 import { migration0011 } from './migrations/0011_scaling_undelivered_members.ts';
 import { migration0012 } from './migrations/0012_list_order_indexes.ts';
+import { migration0013 } from './migrations/0013_signals_keyed.ts';
 
 /** The SQL dialects the store runs on. */
 export type DialectName = 'sqlite' | 'postgres';
@@ -182,5 +183,6 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     '0010_events_pruned': migration0010,
     '0011_scaling_undelivered_members': migration0011(dialect),
     '0012_list_order_indexes': migration0012,
+    '0013_signals_keyed': migration0013(dialect),
   };
 }

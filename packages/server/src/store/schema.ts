@@ -83,8 +83,8 @@ export interface SoftwareDeploymentsTable {
   access_key_id: string | null;
 }
 
+/** Keyed by `deployment_id, idempotency_key` (PostgreSQL's table also has a serial `id` that nothing reads; see 0013). */
 export interface SignalsTable {
-  id: Generated<number>;
   deployment_id: string;
   derived_config_id: string;
   idempotency_key: string;
