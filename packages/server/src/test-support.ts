@@ -66,6 +66,18 @@ export async function testStore(prefix = 'hearth-unit-'): Promise<TestStore> {
   };
 }
 
+/** An app on `storage` (testStore's), with the test admin token, secret key and public URL; `options` add to them. */
+export function appOn(storage: Pick<TestStore, 'dataDir' | 'databaseUrl'>, options: Partial<AppOptions> = {}): Promise<FastifyInstance> {
+  return buildApp({
+    dataDir: storage.dataDir,
+    databaseUrl: storage.databaseUrl,
+    adminToken: 'admin-secret',
+    secretKey: 'unit-test-secret-key-0123456789',
+    publicUrl: 'http://127.0.0.1:9',
+    ...options,
+  });
+}
+
 /** A fresh app on a fresh store (see testStore), closed and removed by `done`. */
 export async function testApp(
   options: Pick<AppOptions, 'logger' | 'restartGraceMs'> & {
@@ -80,16 +92,8 @@ export async function testApp(
   const store = await testStore();
   const { background, ...appOptions } = options;
   try {
-    const app = await buildApp({
-      dataDir: store.dataDir,
-      databaseUrl: store.databaseUrl,
-      adminToken: 'admin-secret',
-      secretKey: 'unit-test-secret-key-0123456789',
-      publicUrl: 'http://127.0.0.1:9',
-      // Tests write deadlines already past; the grace for those of a restart is tested on its own.
-      restartGraceMs: 0,
-      ...appOptions,
-    });
+    // Tests write deadlines already past; the grace for those of a restart is tested on its own.
+    const app = await appOn(store, { restartGraceMs: 0, ...appOptions });
     if (background === false) {
       // (The wait-condition sweeper writes only for a condition past its deadline: none in such tests.)
       const { alarmEvaluator, actuatorDeliverer, deadlines, eventsRetention } = app.services;

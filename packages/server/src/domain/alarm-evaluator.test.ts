@@ -2,23 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import type { Alarm } from '@hearth/protocol';
-import { buildApp } from '../app.ts';
-import { ADMIN, alarmReceiver, registerServer, testStore, type TestStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, appOn, registerServer, testStore, type TestStore } from '../test-support.ts';
 import type { AlarmSettings } from './alarm-services.ts';
 import { ALARM_EVALUATOR_LEASE } from '../store/migrations/0004_metrics_alarms.ts';
 
 /** Never fires during a test: runs are driven by runOnce(). */
 const MANUAL = '0 0 1 1 *';
 
-async function appOn(storage: TestStore, settings: AlarmSettings = {}): Promise<FastifyInstance> {
-  return buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
-    alarms: { ...settings, evaluator: { schedule: MANUAL, ...settings.evaluator } },
-  });
+function alarmApp(storage: TestStore, settings: AlarmSettings = {}): Promise<FastifyInstance> {
+  return appOn(storage, { alarms: { ...settings, evaluator: { schedule: MANUAL, ...settings.evaluator } } });
 }
 
 async function putCpu(app: FastifyInstance, auth: { authorization: string }, ...values: number[]) {
@@ -39,7 +31,7 @@ const showAlarm = async (app: FastifyInstance, name: string) =>
 test('samples above the threshold move the alarm to ALARM; each state change is recorded and its action POSTed once', async () => {
   const storage = await testStore('hearth-alarm-');
   const hook = await alarmReceiver();
-  const app = await appOn(storage);
+  const app = await alarmApp(storage);
   try {
     const vm = await registerServer(app);
     const created = await app.inject({
@@ -112,7 +104,7 @@ test('samples above the threshold move the alarm to ALARM; each state change is 
 test('repeat_actions: a sustained state queues its actions again once per period, not on every run', async () => {
   const storage = await testStore('hearth-alarm-');
   const hook = await alarmReceiver();
-  const app = await appOn(storage);
+  const app = await alarmApp(storage);
   try {
     const vm = await registerServer(app);
     const t0 = Date.now();
@@ -182,7 +174,7 @@ test('repeat_actions: a sustained state queues its actions again once per period
 test('a receiver that is down gets every change, in order, once it is back; a disabled alarm is not evaluated', async () => {
   const storage = await testStore('hearth-alarm-');
   const hook = await alarmReceiver();
-  const app = await appOn(storage, { delivery: { backoffMs: 1, maxBackoffMs: 1 } });
+  const app = await alarmApp(storage, { delivery: { backoffMs: 1, maxBackoffMs: 1 } });
   try {
     const vm = await registerServer(app);
     const base = { metric_name: 'CPUUtilization', statistic: 'Maximum', period: 60, comparison_operator: 'GreaterThanThreshold' };
@@ -231,8 +223,8 @@ test('a receiver that is down gets every change, in order, once it is back; a di
 
 test('one evaluator across processes sharing a database: the lease, its expiry and its hand-over', async () => {
   const storage = await testStore('hearth-alarm-');
-  const a = await appOn(storage, { evaluator: { holderId: 'process-a', leaseSeconds: 30 } });
-  const b = await appOn(storage, { evaluator: { holderId: 'process-b', leaseSeconds: 30 } });
+  const a = await alarmApp(storage, { evaluator: { holderId: 'process-a', leaseSeconds: 30 } });
+  const b = await alarmApp(storage, { evaluator: { holderId: 'process-b', leaseSeconds: 30 } });
   try {
     const lease = async () =>
       a.services.store.reader.selectFrom('alarm_leases').selectAll().where('name', '=', ALARM_EVALUATOR_LEASE).executeTakeFirstOrThrow();
@@ -268,7 +260,7 @@ test('one evaluator across processes sharing a database: the lease, its expiry a
 
 test('samples past the retention limits (count, age) are pruned by the evaluator', async () => {
   const storage = await testStore('hearth-alarm-');
-  const app = await appOn(storage, { retention: { maxSamples: 3, maxAgeSeconds: 3600 } });
+  const app = await alarmApp(storage, { retention: { maxSamples: 3, maxAgeSeconds: 3600 } });
   try {
     const vm = await registerServer(app);
     await putCpu(app, vm.auth, 1, 2, 3, 4, 5);

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildApp } from '../app.ts';
-import { ADMIN, alarmReceiver, registerServer, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, appOn, registerServer, testStore } from '../test-support.ts';
 
 /** Never fires during a test: runs are driven by runOnce(). */
 const MANUAL = '0 0 1 1 *';
@@ -12,12 +11,7 @@ const MANUAL = '0 0 1 1 *';
 test('a flapping alarm keeps its newest history and its recent deliveries only, and every change is still delivered', async () => {
   const storage = await testStore('hearth-alarm-');
   const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
-  const app = await buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
+  const app = await appOn(storage, {
     alarms: { evaluator: { schedule: MANUAL, historyKept: 5 }, delivery: { keepDoneMs: 0 } },
   });
   try {

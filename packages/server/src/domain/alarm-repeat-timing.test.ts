@@ -1,17 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildApp } from '../app.ts';
-import { ADMIN, alarmReceiver, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, appOn, testStore } from '../test-support.ts';
 
 test('repeat_actions repeat every period although each scheduled run starts a few ms later or earlier in its second', async () => {
   const storage = await testStore('hearth-alarm-');
   const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
-  const app = await buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
+  const app = await appOn(storage, {
     // Never fires during the test: runs are driven by runOnce().
     alarms: { evaluator: { schedule: '0 0 1 1 *' } },
   });

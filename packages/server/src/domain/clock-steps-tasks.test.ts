@@ -9,8 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildApp } from '../app.ts';
-import { ADMIN, alarmReceiver, testApp, testStore } from '../test-support.ts';
+import { ADMIN, alarmReceiver, appOn, testApp, testStore } from '../test-support.ts';
 import { AlarmActionDeliverer, enqueueDeliveries } from './alarm-actions.ts';
 import { TaskHealth, type TaskNotice } from './task-health.ts';
 import { steppableWallClock } from '../test-support-clock.ts';
@@ -40,12 +39,7 @@ test('task health: a failing task is still reminded of after its period when the
 test('alarm repeat_actions: the actions repeat a period on when the wall clock stepped back meanwhile', async () => {
   const storage = await testStore('hearth-alarm-');
   const { url: hookUrl, bodies, server: hook } = await alarmReceiver();
-  const app = await buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
+  const app = await appOn(storage, {
     // Never fires during the test: runs are driven by runOnce(), on the real clocks.
     alarms: { evaluator: { schedule: '0 0 1 1 *' } },
   });

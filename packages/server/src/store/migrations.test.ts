@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import BetterSqlite from 'better-sqlite3';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { buildApp } from '../app.ts';
-import { ADMIN, TEST_DIALECT, createConfig, createDeployment, registerServer, testStore } from '../test-support.ts';
+import { ADMIN, TEST_DIALECT, appOn, createConfig, createDeployment, registerServer, testStore } from '../test-support.ts';
 import { migrations } from './migrations.ts';
 import { openPostgresPool } from './postgres.ts';
 import { openSqlite } from './sqlite.ts';
@@ -91,13 +91,7 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
     await old.close();
   }
 
-  const app = await buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
-  });
+  const app = await appOn(storage);
   try {
     const stored = await app.services.store.reader.selectFrom('signals').selectAll().execute();
     assert.equal(stored.length, 1);
@@ -150,13 +144,7 @@ test('0005 drops the signal bodies: a signal stored before it still answers its 
 test('a replica of a release before 0005, still running after a newer one migrated, stores its signals', async (t) => {
   const storage = await testStore('hearth-migrate-rolling-');
   t.after(() => storage.remove());
-  const app = await buildApp({
-    dataDir: storage.dataDir,
-    databaseUrl: storage.databaseUrl,
-    adminToken: 'admin-secret',
-    secretKey: 'unit-test-secret-key-0123456789',
-    publicUrl: 'http://127.0.0.1:9',
-  });
+  const app = await appOn(storage);
   try {
     const vm = await registerServer(app);
     const config = await createConfig(app);

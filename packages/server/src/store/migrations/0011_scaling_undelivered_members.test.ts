@@ -9,8 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { ActuatorWebhook, ScalingGroup } from '@hearth/protocol';
-import { buildApp } from '../../app.ts';
-import { ADMIN, testStore } from '../../test-support.ts';
+import { ADMIN, appOn, testStore } from '../../test-support.ts';
 
 const GROUP = '/v1/default/stacks/web/scaling_groups/g';
 
@@ -30,14 +29,7 @@ test('0011 marks the members of failed and pending deliveries undelivered; the n
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   t.after(() => receiver.close());
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const open = () =>
-    buildApp({
-      dataDir: storage.dataDir,
-      databaseUrl: storage.databaseUrl,
-      adminToken: 'admin-secret',
-      secretKey: 'unit-test-secret-key-0123456789',
-      publicUrl: 'http://127.0.0.1:9',
-    });
+  const open = () => appOn(storage);
   const until = async (done: () => boolean | Promise<boolean>) => {
     for (let i = 0; i < 500 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(await done(), 'in time');

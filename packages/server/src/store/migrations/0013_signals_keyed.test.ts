@@ -7,20 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { buildApp } from '../../app.ts';
-import { ADMIN, SQLITE_SIGNALS_BEFORE_0013, createConfig, createDeployment, registerServer, testStore } from '../../test-support.ts';
+import { ADMIN, SQLITE_SIGNALS_BEFORE_0013, appOn, createConfig, createDeployment, registerServer, testStore } from '../../test-support.ts';
 
 test('0013 keys SQLite’s signals by deployment and idempotency key, keeping every row and every duplicate', async (t) => {
   const storage = await testStore('hearth-migrate-0013-');
   t.after(() => storage.remove());
-  const open = () =>
-    buildApp({
-      dataDir: storage.dataDir,
-      databaseUrl: storage.databaseUrl,
-      adminToken: 'admin-secret',
-      secretKey: 'unit-test-secret-key-0123456789',
-      publicUrl: 'http://127.0.0.1:9',
-    });
+  const open = () => appOn(storage);
   const rows = (app: Awaited<ReturnType<typeof open>>) =>
     app.services.store.reader
       .selectFrom('signals')
