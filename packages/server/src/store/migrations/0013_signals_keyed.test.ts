@@ -25,18 +25,21 @@ test('0013 keys SQLite’s signals by deployment and idempotency key, keeping ev
   let app = await open();
   let vm: Awaited<ReturnType<typeof registerServer>>;
   const deployments: string[] = [];
+  /** The signal of deployment `i`: the first with an Idempotency-Key, the third failing. */
+  const signal = (to: typeof app, i: number) =>
+    to.inject({
+      method: 'POST',
+      url: `/v1/guest/deployments/${deployments[i]}/signal`,
+      headers: { ...vm.auth, ...(i === 0 ? { 'idempotency-key': 'sent-before-0013' } : {}) },
+      payload: { ...body, deploy_status_code: i === 2 ? 4 : 0 },
+    });
   let before: Awaited<ReturnType<typeof rows>>;
   try {
     vm = await registerServer(app);
     const config = await createConfig(app);
     for (let i = 0; i < 3; i++) deployments.push(await createDeployment(app, config, vm.id));
-    for (const [i, id] of deployments.entries()) {
-      const signalled = await app.inject({
-        method: 'POST',
-        url: `/v1/guest/deployments/${id}/signal`,
-        headers: { ...vm.auth, ...(i === 0 ? { 'idempotency-key': 'sent-before-0013' } : {}) },
-        payload: { ...body, deploy_status_code: i === 2 ? 4 : 0 },
-      });
+    for (const i of deployments.keys()) {
+      const signalled = await signal(app, i);
       assert.equal(signalled.statusCode, 200, signalled.body);
     }
     before = await rows(app);
@@ -56,13 +59,8 @@ test('0013 keys SQLite’s signals by deployment and idempotency key, keeping ev
   try {
     assert.deepEqual(await rows(app), before, 'every row kept as it was');
     // Retried after the upgrade (an agent's outbox): still acknowledged as the duplicates they are.
-    for (const [i, id] of deployments.entries()) {
-      const again = await app.inject({
-        method: 'POST',
-        url: `/v1/guest/deployments/${id}/signal`,
-        headers: { ...vm.auth, ...(i === 0 ? { 'idempotency-key': 'sent-before-0013' } : {}) },
-        payload: { ...body, deploy_status_code: i === 2 ? 4 : 0 },
-      });
+    for (const i of deployments.keys()) {
+      const again = await signal(app, i);
       assert.equal(again.statusCode, 200, again.body);
       assert.equal(again.json().duplicate, true);
       assert.equal(again.json().status, i === 2 ? 'FAILED' : 'COMPLETE');
