@@ -18,6 +18,7 @@ import { guestRoutes } from './routes/guest/index.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 import { LongWaits } from './routes/abort.ts';
 import { installRequestMetrics } from './request-metrics.ts';
+import { answerUnchangedPollsFirst } from './routes/guest/unchanged-poll.ts';
 
 /** How long closing waits for requests in flight to be answered before it cuts their connections. */
 const DRAIN_MS = 10_000;
@@ -187,5 +188,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cfnRoutes, { services, prefix: '/v1' });
   await app.register(swiftRoutes, { services, prefix: '/v1/swift' });
   await app.register(keystoneRoutes, { services, prefix: '/v3' });
+  // An agent's poll of an unchanged document is answered before fastify routes it, unless fastify
+  // logs every request (at info and below; then it must log these too).
+  if (!['trace', 'debug', 'info'].includes(options.logger?.level ?? 'silent'))
+    answerUnchangedPollsFirst(app.server, services, () => closing);
   return app;
 }

@@ -12,10 +12,17 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Metrics } from './metrics.ts';
 
+/** What the metrics read of a request once it is answered: fastify's, or a reply's answered before fastify (see markAnswered). */
+export interface RoutedRequest {
+  readonly method: string;
+  /** The route's pattern; undefined for a request no route matched. */
+  readonly routeOptions: { readonly url?: string | undefined };
+}
+
 /** What an app notes on a response when its request comes in, read back when the response finishes. */
 interface Timing {
   readonly metrics: Metrics;
-  readonly request: FastifyRequest;
+  readonly request: RoutedRequest;
   /** performance.now() when the request came in. */
   readonly start: number;
 }
@@ -54,8 +61,18 @@ export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): v
   // A callback hook, not an async one: no promise per request.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     const response = reply.raw as TimedResponse;
-    response[kTiming] = { metrics, request, start: performance.now() };
+    markAnswered(response, metrics, request, performance.now());
     if (!(request.raw.socket instanceof Socket)) response.once('finish', () => record(response));
     done();
   });
+}
+
+/**
+ * Counts and times a response of an HTTP server when it finishes, as the route `request` names:
+ * for a reply sent before fastify saw the request (routes/guest/unchanged-poll.ts), the same series
+ * fastify's route would have counted it in. `start` is performance.now() when the request came in.
+ */
+export function markAnswered(response: ServerResponse, metrics: Metrics, request: RoutedRequest, start: number): void {
+  subscribeOnce();
+  (response as TimedResponse)[kTiming] = { metrics, request, start };
 }

@@ -33,7 +33,7 @@ export class Authenticator {
 
   /** Resolves the caller: the operator's admin token, or an agent's credential. */
   async principal(request: FastifyRequest): Promise<Principal> {
-    const caller = this.caller(request);
+    const caller = this.caller(request.headers);
     if ('kind' in caller) return caller;
     const identity =
       this.servers.cachedIdentity(caller.accessKeyId) ?? (await this.servers.authenticate(caller.accessKeyId, caller.secret, secretsEqual));
@@ -46,15 +46,31 @@ export class Authenticator {
    * when the caller is an agent whose credential is not cached yet (then call `principal`).
    */
   principalNow(request: FastifyRequest): Principal | undefined {
-    const caller = this.caller(request);
+    const caller = this.caller(request.headers);
     if ('kind' in caller) return caller;
     const cached = this.servers.cachedIdentity(caller.accessKeyId);
     return cached && this.agent(cached, caller.secret);
   }
 
+  /**
+   * The agent of request headers whose credential is cached and whose secret matches, or undefined
+   * for anything else (no credential, a wrong one, the operator, one not cached yet); it never
+   * throws. For a reply answered before fastify: when this says undefined, fastify's route answers,
+   * and refuses what is wrong with the coded error it always gives.
+   */
+  cachedAgent(headers: IncomingHttpHeaders): Extract<Principal, { kind: 'agent' }> | undefined {
+    try {
+      const caller = this.caller(headers);
+      if ('kind' in caller) return undefined;
+      const cached = this.servers.cachedIdentity(caller.accessKeyId);
+      return cached && this.agent(cached, caller.secret);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The operator, or the agent token still to verify; throws when the request carries neither. */
-  private caller(request: FastifyRequest): Principal | { accessKeyId: string; secret: string } {
-    const headers = request.headers;
+  private caller(headers: IncomingHttpHeaders): Principal | { accessKeyId: string; secret: string } {
     const operatorToken = headers['x-auth-token'];
     if (typeof operatorToken === 'string') {
       if (secretsEqual(operatorToken, this.adminToken)) return { kind: 'operator' };
