@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -17,7 +18,7 @@ import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 import { LongWaits } from './routes/abort.ts';
-import { installRequestMetrics } from './request-metrics.ts';
+import { installRequestMetrics, markAnswered } from './request-metrics.ts';
 import { answerUnchangedPollsFirst } from './routes/guest/unchanged-poll.ts';
 
 /** How long closing waits for requests in flight to be answered before it cuts their connections. */
@@ -97,6 +98,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     // Errors the router meets before any route runs get the same coded body as every other error (CFN's shape under its paths).
     frameworkErrors: (error, request, reply) => {
+      // No hook runs for such a request: it is counted here, as a request no route matched.
+      markAnswered(reply.raw, services.metrics, { method: request.method, routeOptions: {} }, performance.now());
       const reason =
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? 'a path segment is longer than 512 characters'

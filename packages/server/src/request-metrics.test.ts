@@ -101,3 +101,19 @@ test('a response is counted once, and one the client abandoned before it finishe
     await done();
   }
 });
+
+// The router refuses some requests before any hook runs (a path with bad percent-encoding, a segment
+// over 512 characters): they are answered by frameworkErrors, and counted there.
+test('requests the router refuses are counted as unmatched, with their status', async () => {
+  const { app, done } = await testApp();
+  try {
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    assert.equal((await fetch(`${base}/v1/guest/%zz`)).status, 400);
+    assert.equal((await fetch(`${base}/v1/default/servers/${'x'.repeat(600)}`, { method: 'DELETE', headers: ADMIN })).status, 400);
+    await eventually(async () => (await series(app, requests('unmatched', 'DELETE', 400))) === 1, 'the long segment is counted');
+    assert.equal(await series(app, requests('unmatched', 'GET', 400)), 1);
+    assert.equal(await series(app, 'hearth_http_request_duration_seconds_count{route="unmatched"}'), 2);
+  } finally {
+    await done();
+  }
+});
