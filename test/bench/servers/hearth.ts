@@ -1,4 +1,5 @@
-// hearth-server itself, as the benchmark runs it: the real app (buildApp), no logger, listening on
+// hearth-server itself, as the benchmark runs it: the real app (buildApp), no logger (as at
+// `--log-level warn`, so an agent's unchanged poll is answered before fastify routes it), listening on
 // 127.0.0.1. Without a database URL it is SQLite in the data dir (WAL, synchronous=FULL, group
 // commit); with one it is a PostgreSQL replica (several may share the database).
 // argv: <port> <dataDir> [databaseUrl]; env: BENCH_ADMIN_TOKEN, BENCH_SECRET_KEY, BENCH_PUBLIC_URL
