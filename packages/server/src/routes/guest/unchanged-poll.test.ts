@@ -196,3 +196,26 @@ test('with requests logged (info), every poll goes through fastify and is logged
     await done();
   }
 });
+
+test('a failure inside the shortcut leaves the poll to the route, and the server goes on', async () => {
+  const { app, done } = await testApp({ background: false });
+  try {
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const agent = await registerServer(app);
+    const first = await get(`${base}/v1/guest/metadata`, agent.auth);
+    const poll = { ...agent.auth, 'if-none-match': first.headers.find((h) => h.startsWith('etag: '))!.slice(6) };
+    // A fault the shortcut meets before it sends anything (here its first metric), once: the route answers the poll.
+    const counter = app.services.metrics.metadataReplies;
+    const inc = counter.inc.bind(counter);
+    let faults = 1;
+    counter.inc = (...args: Parameters<typeof inc>) => {
+      if (faults-- > 0) throw new Error('injected fault');
+      inc(...args);
+    };
+    assert.equal((await get(`${base}/v1/guest/metadata`, poll)).status, 304);
+    assert.equal(faults, -1, 'the fault was met, then the route counted the reply');
+    assert.equal((await get(`${base}/v1/guest/metadata`, poll)).status, 304);
+  } finally {
+    await done();
+  }
+});

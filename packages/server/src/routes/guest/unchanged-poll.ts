@@ -48,6 +48,14 @@ export function answerUnchangedPollsFirst(server: Server, services: Services, is
   if (handlers.length !== 1 || fastify === undefined) throw new Error(`expected fastify's one request handler, found ${handlers.length}`);
   server.removeListener('request', fastify);
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!answeredUnchanged(services, isClosing, request, response)) fastify.call(server, request, response);
+    let answered: boolean;
+    try {
+      answered = answeredUnchanged(services, isClosing, request, response);
+    } catch {
+      // A throw here would end the process (no fastify around it): unless a reply went out, the route answers.
+      answered = response.headersSent;
+      if (answered) response.destroy();
+    }
+    if (!answered) fastify.call(server, request, response);
   });
 }
