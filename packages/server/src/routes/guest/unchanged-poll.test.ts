@@ -54,19 +54,28 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   }
 }
 
+/**
+ * Listens on loopback, registers an agent (`name`) and makes its first call, which goes through
+ * fastify and leaves its credential and document cached: the URL, the agent, that reply and its ETag.
+ */
+async function pollingAgent(app: FastifyInstance, name = 'vm') {
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  const agent = await registerServer(app, name);
+  const first = await get(`${base}/v1/guest/metadata`, agent.auth);
+  const etag = first.headers.find((h) => h.startsWith('etag: '))!.slice(6);
+  return { base, agent, first, etag };
+}
+
 const polls304 = 'hearth_http_requests_total{route="/v1/guest/metadata",method="GET",status="304"}';
 
 test("an unchanged poll is answered before fastify, with the route's own reply, metrics and last-seen time", async () => {
   const { app, done } = await testApp({ background: false });
   try {
     const routed = countRouted(app);
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const agent = await registerServer(app);
     // The agent's first call goes through fastify: its credential and document are cached after it.
-    const first = await get(`${base}/v1/guest/metadata`, agent.auth);
+    const { base, agent, first, etag } = await pollingAgent(app);
     assert.equal(first.status, 200);
     assert.equal(routed.count, 1);
-    const etag = first.headers.find((h) => h.startsWith('etag: '))!.slice(6);
     const seen = app.services.servers.lastSeen(agent.id, null)!;
     await new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -101,11 +110,8 @@ test('whatever the shortcut does not answer, fastify answers as before: refusals
   const { app, done } = await testApp({ background: false });
   try {
     const routed = countRouted(app);
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const mine = await registerServer(app, 'mine');
+    const { base, agent: mine, first, etag } = await pollingAgent(app, 'mine');
     const other = await registerServer(app, 'other');
-    const first = await get(`${base}/v1/guest/metadata`, mine.auth);
-    const etag = first.headers.find((h) => h.startsWith('etag: '))!.slice(6);
     const url = `${base}/v1/guest/metadata`;
     let expected = 1;
     const through = async (status: number, headers: Record<string, string>, what: string, to = url, method = 'GET') => {
@@ -142,9 +148,7 @@ test('whatever the shortcut does not answer, fastify answers as before: refusals
 test('while the app closes, a poll gets the coded 503 like every request', async () => {
   const { app, done } = await testApp({ background: false });
   try {
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const agent = await registerServer(app);
-    const etag = (await fetch(`${base}/v1/guest/metadata`, { headers: agent.auth })).headers.get('etag')!;
+    const { base, agent, etag } = await pollingAgent(app);
     // A write whose body is still arriving holds the close open (it is drained, up to 10 s).
     const held = new Socket();
     held.on('error', () => undefined);
@@ -183,9 +187,7 @@ test('with requests logged (info), every poll goes through fastify and is logged
   const { app, done } = await testApp({ logger: { level: 'info', stream } });
   try {
     const routed = countRouted(app);
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const agent = await registerServer(app);
-    const etag = (await get(`${base}/v1/guest/metadata`, agent.auth)).headers.find((h) => h.startsWith('etag: '))!.slice(6);
+    const { base, agent, etag } = await pollingAgent(app);
     assert.equal((await get(`${base}/v1/guest/metadata`, { ...agent.auth, 'if-none-match': etag })).status, 304);
     assert.equal(routed.count, 2);
     await eventually(
@@ -200,10 +202,8 @@ test('with requests logged (info), every poll goes through fastify and is logged
 test('a failure inside the shortcut leaves the poll to the route, and the server goes on', async () => {
   const { app, done } = await testApp({ background: false });
   try {
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const agent = await registerServer(app);
-    const first = await get(`${base}/v1/guest/metadata`, agent.auth);
-    const poll = { ...agent.auth, 'if-none-match': first.headers.find((h) => h.startsWith('etag: '))!.slice(6) };
+    const { base, agent, etag } = await pollingAgent(app);
+    const poll = { ...agent.auth, 'if-none-match': etag };
     // A fault the shortcut meets before it sends anything (here its first metric), once: the route answers the poll.
     const counter = app.services.metrics.metadataReplies;
     const inc = counter.inc.bind(counter) as (labels: { status: string }) => void;
