@@ -71,8 +71,8 @@ export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): v
  * Counts and times a response of an HTTP server when it finishes, as the route `request` names:
  * for a reply sent before fastify saw the request (routes/guest/unchanged-poll.ts), the same series
  * fastify's route would have counted it in. `start` is performance.now() when the request came in.
+ * Recorded only in an app that called installRequestMetrics (which subscribes to the channel).
  */
 export function markAnswered(response: ServerResponse, metrics: Metrics, request: RoutedRequest, start: number): void {
-  subscribeOnce();
   (response as TimedResponse)[kTiming] = { metrics, request, start };
 }

@@ -42,28 +42,26 @@ export class Authenticator {
   }
 
   /**
-   * `principal` without a promise, for hot paths: the same answer and the same errors, or undefined
-   * when the caller is an agent whose credential is not cached yet (then call `principal`).
+   * `principal` without a promise, for hot paths: the same answer and the same errors for the
+   * request's headers, or undefined when the caller is an agent whose credential is not cached yet
+   * (then call `principal`).
    */
-  principalNow(request: FastifyRequest): Principal | undefined {
-    const caller = this.caller(request.headers);
+  principalNow(headers: IncomingHttpHeaders): Principal | undefined {
+    const caller = this.caller(headers);
     if ('kind' in caller) return caller;
     const cached = this.servers.cachedIdentity(caller.accessKeyId);
     return cached && this.agent(cached, caller.secret);
   }
 
   /**
-   * The agent of request headers whose credential is cached and whose secret matches, or undefined
-   * for anything else (no credential, a wrong one, the operator, one not cached yet); it never
-   * throws. For a reply answered before fastify: when this says undefined, fastify's route answers,
-   * and refuses what is wrong with the coded error it always gives.
+   * `principalNow` for a reply answered before fastify: the agent whose credential is cached and
+   * matches, or undefined for anything else (the operator, an error); it never throws. When it says
+   * undefined, fastify's route answers, and refuses what is wrong with its coded error.
    */
   cachedAgent(headers: IncomingHttpHeaders): Extract<Principal, { kind: 'agent' }> | undefined {
     try {
-      const caller = this.caller(headers);
-      if ('kind' in caller) return undefined;
-      const cached = this.servers.cachedIdentity(caller.accessKeyId);
-      return cached && this.agent(cached, caller.secret);
+      const principal = this.principalNow(headers);
+      return principal?.kind === 'agent' ? principal : undefined;
     } catch {
       return undefined;
     }

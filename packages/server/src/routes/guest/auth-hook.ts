@@ -34,7 +34,7 @@ export function guestAuthHook(services: Services) {
   return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
     let known: Principal | null | undefined;
     try {
-      known = capabilityOf(services, request) ?? services.auth.principalNow(request);
+      known = capabilityOf(services, request) ?? services.auth.principalNow(request.headers);
       if (known) request.principal = known.kind === 'capability' ? known : onlyAgent(known);
     } catch (error) {
       return done(error as Error);
