@@ -2,27 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
-import { ADMIN, registerServer, testApp } from './test-support.ts';
-
-/** The value of one Prometheus series in the /metrics text (0 when absent). */
-async function series(app: FastifyInstance, name: string): Promise<number> {
-  const text = (await app.inject({ url: '/metrics' })).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 1));
-}
+import { ADMIN, eventually, metricValue, registerServer, testApp } from './test-support.ts';
 
 const requests = (route: string, method: string, status: number) =>
   `hearth_http_requests_total{route="${route}",method="${method}",status="${status}"}`;
-
-/** Waits (bounded) until `check` holds: a response is recorded when it has finished, just after the client has it. */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > until) assert.fail(`not within 5 s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 // Request metrics come from Node's `http.server.response.finish` diagnostics channel (one subscriber
 // per process), not from a fastify onResponse hook. This is over real HTTP, where that channel is
@@ -51,15 +34,15 @@ test('requests over HTTP are counted and timed by route, method and status, each
       ['/v1/:project_id/servers', 'POST', 400],
       ['unmatched', 'GET', 404],
     ];
-    await eventually(async () => (await series(first.app, requests('unmatched', 'GET', 404))) === 1, 'the 404 is counted');
+    await eventually(async () => (await metricValue(first.app, requests('unmatched', 'GET', 404))) === 1, 'the 404 is counted');
     for (const [route, method, status] of counted) {
-      assert.equal(await series(first.app, requests(route, method, status)), 1, `${method} ${route} ${status}`);
+      assert.equal(await metricValue(first.app, requests(route, method, status)), 1, `${method} ${route} ${status}`);
     }
-    const timed = await series(first.app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}');
+    const timed = await metricValue(first.app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}');
     assert.equal(timed, 2, 'both metadata requests are timed');
-    assert.ok((await series(first.app, 'hearth_http_request_duration_seconds_sum{route="/v1/guest/metadata"}')) > 0);
+    assert.ok((await metricValue(first.app, 'hearth_http_request_duration_seconds_sum{route="/v1/guest/metadata"}')) > 0);
     // The registration above went through inject: counted too, by the listener injected requests get.
-    assert.equal(await series(first.app, requests('/v1/:project_id/servers', 'POST', 201)), 1);
+    assert.equal(await metricValue(first.app, requests('/v1/:project_id/servers', 'POST', 201)), 1);
     // Nothing of the first app (nor of the plain server) is counted by the second.
     const secondText = (await second.app.inject({ url: '/metrics' })).body;
     assert.doesNotMatch(secondText, /hearth_http_requests_total\{route="(\/healthz|unmatched|\/v1\/guest\/metadata)"/);
@@ -94,9 +77,9 @@ test('a response is counted once, and one the client abandoned before it finishe
       });
       assert.equal(reply.status, 304);
     }
-    await eventually(async () => (await series(app, requests('/v1/guest/metadata', 'GET', 304))) === 3, 'three 304s');
-    assert.equal(await series(app, requests('/v1/guest/metadata', 'GET', 200)), 1);
-    assert.equal(await series(app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 4);
+    await eventually(async () => (await metricValue(app, requests('/v1/guest/metadata', 'GET', 304))) === 3, 'three 304s');
+    assert.equal(await metricValue(app, requests('/v1/guest/metadata', 'GET', 200)), 1);
+    assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 4);
   } finally {
     await done();
   }
@@ -110,9 +93,9 @@ test('requests the router refuses are counted as unmatched, with their status', 
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     assert.equal((await fetch(`${base}/v1/guest/%zz`)).status, 400);
     assert.equal((await fetch(`${base}/v1/default/servers/${'x'.repeat(600)}`, { method: 'DELETE', headers: ADMIN })).status, 400);
-    await eventually(async () => (await series(app, requests('unmatched', 'DELETE', 400))) === 1, 'the long segment is counted');
-    assert.equal(await series(app, requests('unmatched', 'GET', 400)), 1);
-    assert.equal(await series(app, 'hearth_http_request_duration_seconds_count{route="unmatched"}'), 2);
+    await eventually(async () => (await metricValue(app, requests('unmatched', 'DELETE', 400))) === 1, 'the long segment is counted');
+    assert.equal(await metricValue(app, requests('unmatched', 'GET', 400)), 1);
+    assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="unmatched"}'), 2);
   } finally {
     await done();
   }

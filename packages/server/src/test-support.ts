@@ -267,3 +267,18 @@ export async function alarmReceiver(): Promise<{ url: string; bodies: AlarmNotif
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies, status, server };
 }
+
+/** The value of one Prometheus series (name and labels, as the text writes them) in the app's /metrics text; 0 when absent. */
+export async function metricValue(app: FastifyInstance, series: string): Promise<number> {
+  const line = (await app.inject({ url: '/metrics' })).body.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+/** Waits until `check` holds, at most 5 s (then fails saying `what`): e.g. a response is counted once it has finished, just after the client has it. */
+export async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > until) assert.fail(`not within 5 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

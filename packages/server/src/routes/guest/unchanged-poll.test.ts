@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN, registerServer, testApp } from '../../test-support.ts';
+import { ADMIN, eventually, metricValue, registerServer, testApp } from '../../test-support.ts';
 
 // An agent's plain poll of an unchanged document is answered before fastify routes it
 // (unchanged-poll.ts). These run over real HTTP, the only way such a poll arrives; an app-level
@@ -37,21 +37,6 @@ function get(url: string, headers: Record<string, string>, method = 'GET'): Prom
     req.on('error', reject);
     req.end();
   });
-}
-
-/** The value of one series in the /metrics text (0 when absent). */
-async function series(app: FastifyInstance, name: string): Promise<number> {
-  const line = (await app.inject({ url: '/metrics' })).body.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? 0 : Number(line.slice(name.length + 1));
-}
-
-/** Waits (bounded) until `check` holds: a response is counted once it has finished. */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const until = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > until) assert.fail(`not within 5 s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /**
@@ -94,9 +79,9 @@ test("an unchanged poll is answered before fastify, with the route's own reply, 
     assert.ok(fast.headers.includes(`etag: ${etag}`));
     assert.ok(fast.headers.includes('cache-control: no-cache'));
 
-    await eventually(async () => (await series(app, polls304)) === 2, 'both 304s are counted');
-    assert.equal(await series(app, 'hearth_metadata_replies_total{status="304"}'), 2);
-    assert.equal(await series(app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 3);
+    await eventually(async () => (await metricValue(app, polls304)) === 2, 'both 304s are counted');
+    assert.equal(await metricValue(app, 'hearth_metadata_replies_total{status="304"}'), 2);
+    assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="/v1/guest/metadata"}'), 3);
 
     // A weak or listed validator naming the document is a hit too, as the route takes it.
     assert.equal((await get(`${base}/v1/guest/metadata`, { ...agent.auth, 'if-none-match': `"x", W/${etag}` })).status, 304);
