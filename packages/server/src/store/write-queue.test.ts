@@ -5,10 +5,10 @@ import { isHearthError } from '../domain/errors.ts';
 import type { Kysely } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from './schema.ts';
-import { preparedWrite, type PreparedWriteModule } from './prepared-writes.ts';
+import { preparedWrite, type PreparedRunner, type PreparedTask, type PreparedWriteModule } from './prepared-writes.ts';
 import { executePrepared, openConnection, statementCache } from './sqlite.ts';
 import { sqliteFile } from './store.ts';
-import { WriteQueue } from './write-queue.ts';
+import { PREPARED_HANDOFF_AT, WriteQueue } from './write-queue.ts';
 
 const signalsModule = new URL('../domain/signals.ts', import.meta.url).href;
 
@@ -141,6 +141,77 @@ test('a unit queued behind prepared writes runs once they have committed; writes
   } finally {
     await done();
   }
+});
+
+/** A runner that records each hand-over and settles its tasks when told (each with its call's args). */
+class RecordingRunner implements PreparedRunner {
+  readonly handedOver: number[][] = [];
+  private held: PreparedTask[] = [];
+  get outstanding(): number {
+    return this.held.length;
+  }
+  submit(tasks: PreparedTask[]): void {
+    this.handedOver.push(tasks.map((t) => t.call.args as number));
+    this.held.push(...tasks);
+  }
+  settled(): Promise<void> {
+    return this.outstanding === 0 ? Promise.resolve() : new Promise((resolve) => setImmediate(() => resolve(this.settled())));
+  }
+  settleAll(): void {
+    for (const task of this.held.splice(0)) task.resolve(task.call.args);
+  }
+}
+
+test('prepared writes go to the runner as soon as enough are queued, never ahead of a unit queued before them', async () => {
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const write = preparedWrite<number, number>('module', 'write');
+  // Units only need a transaction that runs them: the queue inserts no events for units that record none.
+  const db = { transaction: () => ({ execute: (body: (trx: unknown) => unknown) => body({}) }) } as unknown as Kysely<Database>;
+  const runner = new RecordingRunner();
+  const queue = new WriteQueue(db, { onCommit: () => undefined, prepared: runner });
+  const numbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+  // Fewer than PREPARED_HANDOFF_AT wait for the end of the turn; that many go at once, in order.
+  const first = numbers(1, PREPARED_HANDOFF_AT - 1).map((n) => queue.runPrepared(write, n));
+  assert.deepEqual(runner.handedOver, [], 'not handed over within the turn');
+  await turn();
+  assert.deepEqual(runner.handedOver, [numbers(1, PREPARED_HANDOFF_AT - 1)], 'handed over at the end of the turn');
+  const second = numbers(100, PREPARED_HANDOFF_AT + 1).map((n) => queue.runPrepared(write, n));
+  assert.deepEqual(runner.handedOver.slice(1), [numbers(100, PREPARED_HANDOFF_AT)], 'handed over within the turn, at the threshold');
+  await turn();
+  assert.deepEqual(runner.handedOver.slice(2), [[100 + PREPARED_HANDOFF_AT]], 'the rest at the end of the turn');
+  runner.settleAll();
+  assert.deepEqual(await Promise.all([...first, ...second]), [
+    ...numbers(1, PREPARED_HANDOFF_AT - 1),
+    ...numbers(100, PREPARED_HANDOFF_AT + 1),
+  ]);
+
+  // A unit queued first holds every prepared write behind it, however many: queued in the same turn...
+  let release!: () => void;
+  const unitDone = new Promise<void>((resolve) => (release = resolve));
+  const order: string[] = [];
+  const unit = queue.run(async () => {
+    order.push('unit started');
+    await unitDone;
+    order.push('unit done');
+    return 'unit';
+  });
+  const behind = numbers(200, PREPARED_HANDOFF_AT * 2).map((n) => queue.runPrepared(write, n));
+  assert.equal(runner.handedOver.length, 3, 'nothing passes a queued unit');
+  await turn();
+  assert.deepEqual(order, ['unit started']);
+  // ... and while it runs.
+  const later = numbers(300, PREPARED_HANDOFF_AT * 2).map((n) => queue.runPrepared(write, n));
+  await turn();
+  assert.equal(runner.handedOver.length, 3, 'nothing passes a running unit');
+  release();
+  assert.equal(await unit, 'unit');
+  await turn();
+  assert.deepEqual(runner.handedOver.slice(3), [[...numbers(200, PREPARED_HANDOFF_AT * 2), ...numbers(300, PREPARED_HANDOFF_AT * 2)]]);
+  assert.deepEqual(order, ['unit started', 'unit done']);
+  runner.settleAll();
+  assert.equal((await Promise.all([...behind, ...later])).length, PREPARED_HANDOFF_AT * 4);
+  await queue.drained();
 });
 
 test('a store closes its writer thread when it closes', async () => {
