@@ -214,6 +214,33 @@ test('prepared writes go to the runner as soon as enough are queued, never ahead
   await queue.drained();
 });
 
+test('prepared writes the runner cannot take fail at once, each caller with the error, and the queue goes on', async () => {
+  const write = preparedWrite<number, number>('module', 'write');
+  const runner = new RecordingRunner();
+  const failure = new Error('the writer thread cannot start');
+  let failures = 2;
+  const submit = runner.submit.bind(runner);
+  runner.submit = (tasks) => {
+    if (failures-- > 0) throw failure;
+    submit(tasks);
+  };
+  const queue = new WriteQueue({} as Kysely<Database>, { onCommit: () => undefined, prepared: runner });
+  // Handed over within the turn (at the threshold), then at its end (fewer): both refused.
+  for (const n of [PREPARED_HANDOFF_AT, 1]) {
+    const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => queue.runPrepared(write, i)));
+    assert.deepEqual(
+      results.map((r) => r.status === 'rejected' && r.reason === failure),
+      Array<boolean>(n).fill(true),
+      `${n} callers, each refused`,
+    );
+  }
+  const next = queue.runPrepared(write, 7);
+  await new Promise((resolve) => setImmediate(resolve));
+  runner.settleAll();
+  assert.equal(await next, 7);
+  assert.deepEqual(runner.handedOver, [[7]]);
+});
+
 test('a store closes its writer thread when it closes', async () => {
   const { app, done } = await testApp();
   const server = await registerServer(app);

@@ -103,7 +103,7 @@ export class WriteQueue {
     if (!this.options.prepared) return Promise.reject(new Error('this store runs no prepared writes'));
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ call: { module: write.module, name: write.name, args }, resolve: resolve, reject });
-      if (this.handOffNow()) this.options.prepared!.submit(this.queue.splice(0) as PreparedTask[], this.publish);
+      if (this.handOffNow()) this.handOver(this.queue.splice(0) as PreparedTask[]);
       else this.schedule();
     });
   }
@@ -143,8 +143,7 @@ export class WriteQueue {
         const calls = this.leading((p) => p.call !== undefined, Infinity);
         if (calls > 0) {
           // Every prepared write at the head goes at once: the runner batches them itself.
-          const tasks = this.queue.splice(0, calls) as PreparedTask[];
-          prepared!.submit(tasks, this.publish);
+          this.handOver(this.queue.splice(0, calls) as PreparedTask[]);
           continue;
         }
         // Units run on this queue's connection, never while the runner may hold the write lock.
@@ -158,6 +157,18 @@ export class WriteQueue {
       }
     } finally {
       this.running = false;
+    }
+  }
+
+  /**
+   * Gives prepared writes to the runner. If it cannot take them (its thread cannot start), each
+   * caller gets the error now: none is left waiting, and the queue goes on.
+   */
+  private handOver(tasks: PreparedTask[]): void {
+    try {
+      this.options.prepared!.submit(tasks, this.publish);
+    } catch (error) {
+      for (const task of tasks) task.reject(error);
     }
   }
 
