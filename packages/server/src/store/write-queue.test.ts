@@ -143,6 +143,11 @@ test('a unit queued behind prepared writes runs once they have committed; writes
   }
 });
 
+/** The end of the current turn of the event loop (the write queue's own schedule). */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** `n` consecutive numbers from `from`. */
+const numbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
 /** A runner that records each hand-over and settles its tasks when told (each with its call's args). */
 class RecordingRunner implements PreparedRunner {
   readonly handedOver: number[][] = [];
@@ -163,13 +168,11 @@ class RecordingRunner implements PreparedRunner {
 }
 
 test('prepared writes go to the runner as soon as enough are queued, never ahead of a unit queued before them', async () => {
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
   const write = preparedWrite<number, number>('module', 'write');
   // Units only need a transaction that runs them: the queue inserts no events for units that record none.
   const db = { transaction: () => ({ execute: (body: (trx: unknown) => unknown) => body({}) }) } as unknown as Kysely<Database>;
   const runner = new RecordingRunner();
   const queue = new WriteQueue(db, { onCommit: () => undefined, prepared: runner });
-  const numbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
   // Fewer than PREPARED_HANDOFF_AT wait for the end of the turn; that many go at once, in order.
   const first = numbers(1, PREPARED_HANDOFF_AT - 1).map((n) => queue.runPrepared(write, n));
@@ -227,7 +230,7 @@ test('prepared writes the runner cannot take fail at once, each caller with the 
   const queue = new WriteQueue({} as Kysely<Database>, { onCommit: () => undefined, prepared: runner });
   // Handed over within the turn (at the threshold), then at its end (fewer): both refused.
   for (const n of [PREPARED_HANDOFF_AT, 1]) {
-    const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => queue.runPrepared(write, i)));
+    const results = await Promise.allSettled(numbers(0, n).map((i) => queue.runPrepared(write, i)));
     assert.deepEqual(
       results.map((r) => r.status === 'rejected' && r.reason === failure),
       Array<boolean>(n).fill(true),
@@ -235,7 +238,7 @@ test('prepared writes the runner cannot take fail at once, each caller with the 
     );
   }
   const next = queue.runPrepared(write, 7);
-  await new Promise((resolve) => setImmediate(resolve));
+  await turn();
   runner.settleAll();
   assert.equal(await next, 7);
   assert.deepEqual(runner.handedOver, [[7]]);

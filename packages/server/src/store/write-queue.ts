@@ -41,6 +41,8 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+const isCall = (pending: Pending): boolean => pending.call !== undefined;
+
 /** Dialect-specific steps of every group-commit transaction (PostgreSQL: a lock and NOTIFY). */
 export interface TransactionHooks {
   /** First thing in the transaction, before any unit runs. */
@@ -114,7 +116,7 @@ export class WriteQueue {
    * unit queued before it. Cheap: a unit in the queue stands within the first PREPARED_HANDOFF_AT.
    */
   private handOffNow(): boolean {
-    return !this.running && this.queue.length >= PREPARED_HANDOFF_AT && this.queue.every((p) => p.call !== undefined);
+    return !this.running && this.queue.length >= PREPARED_HANDOFF_AT && this.leading(isCall, Infinity) === this.queue.length;
   }
 
   /** Resolves once every write queued so far has settled. */
@@ -140,7 +142,7 @@ export class WriteQueue {
     try {
       while (this.queue.length > 0) {
         const prepared = this.options.prepared;
-        const calls = this.leading((p) => p.call !== undefined, Infinity);
+        const calls = this.leading(isCall, Infinity);
         if (calls > 0) {
           // Every prepared write at the head goes at once: the runner batches them itself.
           this.handOver(this.queue.splice(0, calls) as PreparedTask[]);
