@@ -1,4 +1,4 @@
-import { STATUS_CODES, maxHeaderSize } from 'node:http';
+import { STATUS_CODES, maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from '@hearth/protocol';
@@ -156,34 +156,47 @@ export function clientErrorOf(code: string, timeouts: { headersTimeout: number }
   return new HearthError('ERR_REQUEST_INVALID', { reason: `it is not well-formed HTTP/1.1 (${code})` });
 }
 
-/** A request line's target, e.g. `/v1/?Action=…` of `GET /v1/?Action=… HTTP/1.1`; only that much of the bytes is read. */
-function requestTarget(packet: unknown): string | undefined {
+/** A request line's method and target, e.g. `GET` and `/v1/?Action=…` of `GET /v1/?Action=… HTTP/1.1`; only that much of the bytes is read. */
+function requestLine(packet: unknown): { method?: string; target?: string } {
   const line = Buffer.isBuffer(packet) ? packet.subarray(0, maxHeaderSize).toString('latin1').split('\r\n', 1)[0] : undefined;
-  return line === undefined ? undefined : /^[A-Z]+ (\/\S*)/.exec(line)?.[1];
+  const match = line === undefined ? null : /^([A-Z]+) (\/\S*)?/.exec(line);
+  return match ? { method: match[1], target: match[2] } : {};
 }
+
+/**
+ * What a clientErrorHandler reports of a request it answered: the response Node had started for it (when its
+ * headers were read and a bad or slow body was refused), else the method its request line names (unchecked
+ * bytes), and the status sent.
+ */
+export type ClientErrorAnswered = (response: ServerResponse | undefined, method: string | undefined, status: number) => void;
 
 /**
  * fastify's `clientErrorHandler`: a request Node's parser refuses (headers over 16 KiB, a malformed
  * request line, bad chunked encoding, a slow client) gets the same coded body as every other error
  * to its path (codedReply: CFN's shape under the CFN API's paths), then the connection closes (the
  * parser cannot resume mid-stream). Only the parser's code is logged, never the error itself: its
- * `rawPacket` holds the request's bytes, credentials included.
+ * `rawPacket` holds the request's bytes, credentials included. Each request answered is reported to
+ * `answered` (the request metrics: no response `finish` tells of these bytes written to the socket).
  */
-export function answerClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
-  // A reset connection has nobody to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const coded = clientErrorOf(error.code ?? 'unknown', this.server);
-  this.log.debug({ code: error.code }, coded.message);
-  // As Node answers: only when no response has started on this connection, else the peer would read
-  // this one in the middle of the other.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean; req?: { url?: string } } | null })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
-  // The path: the request's, when its headers were read (a bad or slow body), else its request line's when this packet has it.
-  const { contentType, body } = codedReply(coded, inFlight?.req?.url ?? requestTarget(error.rawPacket));
-  // Then, as Node does, close at once: the client may still be sending and the parser cannot resume.
-  socket.write(
-    `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: ${contentType}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-  socket.destroy();
+export function clientErrorHandler(answered: ClientErrorAnswered) {
+  return function answerClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+    // A reset connection has nobody to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const coded = clientErrorOf(error.code ?? 'unknown', this.server);
+    this.log.debug({ code: error.code }, coded.message);
+    // As Node answers: only when no response has started on this connection, else the peer would read
+    // this one in the middle of the other.
+    const inFlight = (socket as Socket & { _httpMessage?: (ServerResponse & { req?: IncomingMessage }) | null })._httpMessage ?? undefined;
+    if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
+    // The path: the request's, when its headers were read (a bad or slow body), else its request line's when this packet has it.
+    const line = inFlight?.req ? {} : requestLine(error.rawPacket);
+    const { contentType, body } = codedReply(coded, inFlight?.req?.url ?? line.target);
+    // Then, as Node does, close at once: the client may still be sending and the parser cannot resume.
+    socket.write(
+      `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: ${contentType}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    socket.destroy();
+    answered(inFlight?.req ? inFlight : undefined, line.method, coded.statusCode);
+  };
 }

@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
 import type { AlarmSettings } from './domain/alarm-services.ts';
-import { answerClientError, installErrorHandlers, sendCoded } from './app-errors.ts';
+import { clientErrorHandler, installErrorHandlers, sendCoded } from './app-errors.ts';
 import { HearthError } from './domain/errors.ts';
 import { TaskNotice } from './domain/task-health.ts';
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts';
@@ -18,7 +18,7 @@ import { nativeRoutes } from './routes/native/index.ts';
 import { guestRoutes } from './routes/guest/index.ts';
 import { opsRoutes } from './routes/ops/index.ts';
 import { LongWaits } from './routes/abort.ts';
-import { installRequestMetrics, markAnswered } from './request-metrics.ts';
+import { installRequestMetrics, markAnswered, recordRefused } from './request-metrics.ts';
 import { answerUnchangedPollsFirst } from './routes/guest/unchanged-poll.ts';
 
 /** How long closing waits for requests in flight to be answered before it cuts their connections. */
@@ -90,8 +90,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: 64 * 1024,
     // Requests that arrive while it stops get a coded 503 with Retry-After (the first hook below), not fastify's bare one.
     return503OnClosing: false,
-    // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too (CFN's shape under its paths), and its bytes are never logged.
-    clientErrorHandler: answerClientError,
+    // What Node's HTTP parser refuses (431, 400, 408) gets a coded body too (CFN's shape under its paths), and its bytes are
+    // never logged. No hook runs for such a request, nor does its response finish: it is counted here.
+    clientErrorHandler: clientErrorHandler((response, method, status) => recordRefused(services.metrics, response, method, status)),
     forceCloseConnections: true,
     requestIdHeader: 'x-request-id',
     schemaErrorFormatter: formatSchemaErrors,

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADMIN, eventually, metricValue, registerServer, testApp } from './test-support.ts';
+import { rawExchange } from './test-support-wire.ts';
 
 const requests = (route: string, method: string, status: number) =>
   `hearth_http_requests_total{route="${route}",method="${method}",status="${status}"}`;
@@ -96,6 +97,34 @@ test('requests the router refuses are counted as unmatched, with their status', 
     await eventually(async () => (await metricValue(app, requests('unmatched', 'DELETE', 400))) === 1, 'the long segment is counted');
     assert.equal(await metricValue(app, requests('unmatched', 'GET', 400)), 1);
     assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="unmatched"}'), 2);
+  } finally {
+    await done();
+  }
+});
+
+// Node's HTTP parser refuses some requests (headers over 16 KiB, a malformed request line, a bad chunked
+// body): the app answers them on the socket (app-errors.ts), no response finishes, and they are counted there.
+test("requests Node's HTTP parser refuses are counted with the status they were sent", async () => {
+  const { app, done } = await testApp();
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const padding = `X-Padding: ${'p'.repeat(20 * 1024)}\r\n`;
+    // Refused in its headers: never routed, counted as unmatched with its request line's method.
+    assert.match(await rawExchange(port, `PUT /v1/guest/metadata HTTP/1.1\r\nHost: h\r\n${padding}\r\n`), /^HTTP\/1.1 431 /);
+    // A method Node does not know is not a label: its bytes are the client's.
+    assert.match(await rawExchange(port, `S3CRET-VALUE /v1/guest/metadata\r\n\r\n`), /^HTTP\/1.1 400 /);
+    assert.match(await rawExchange(port, `SECRETVALUE /v1/guest/metadata HTTP/1.1\r\n\r\n`), /^HTTP\/1.1 400 /);
+    // Refused in its body: routed already, so counted (and timed) under its route.
+    const chunked = `POST /v1/default/software_configs HTTP/1.1\r\nHost: h\r\nX-Auth-Token: ${ADMIN['x-auth-token']}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`;
+    assert.match(await rawExchange(port, chunked), /^HTTP\/1.1 400 /);
+
+    await eventually(async () => (await metricValue(app, requests('unmatched', 'PUT', 431))) === 1, 'the 431 is counted');
+    assert.equal(await metricValue(app, requests('unmatched', 'unknown', 400)), 2);
+    assert.equal(await metricValue(app, requests('/v1/:project_id/software_configs', 'POST', 400)), 1);
+    assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="/v1/:project_id/software_configs"}'), 1);
+    assert.equal(await metricValue(app, 'hearth_http_request_duration_seconds_count{route="unmatched"}'), 0, 'not timed');
+    assert.doesNotMatch((await app.inject({ url: '/metrics' })).body, /S3CRET|SECRETVALUE/, 'no unchecked bytes in a label');
   } finally {
     await done();
   }

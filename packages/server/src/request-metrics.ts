@@ -6,7 +6,7 @@
 // one subscriber for the whole process records each response that an app marked when its request
 // came in.
 import { subscribe } from 'node:diagnostics_channel';
-import type { ServerResponse } from 'node:http';
+import { METHODS, type ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -75,4 +75,23 @@ export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): v
  */
 export function markAnswered(response: ServerResponse, metrics: Metrics, request: RoutedRequest, start: number): void {
   (response as TimedResponse)[kTiming] = { metrics, request, start };
+}
+
+/**
+ * Counts a request Node's HTTP parser refused, answered by writing to its socket (app-errors.ts's
+ * clientErrorHandler), which no response `finish` reports. One whose headers were read (a bad or slow
+ * body) has its response marked: it is counted and timed under its route, with the status sent. One
+ * refused in its request line or headers never reached fastify: it is counted as `unmatched`, with
+ * its request line's method when Node knows it (else `unknown`: the label takes no unchecked bytes),
+ * and not timed (when it began is not known).
+ */
+export function recordRefused(metrics: Metrics, response: ServerResponse | undefined, method: string | undefined, status: number): void {
+  const timed: TimedResponse | undefined = response;
+  if (timed?.[kTiming] !== undefined) {
+    timed.statusCode = status;
+    record(timed);
+    return;
+  }
+  const known = method !== undefined && METHODS.includes(method) ? method : 'unknown';
+  metrics.requests.inc({ route: 'unmatched', method: known, status: String(status) });
 }
