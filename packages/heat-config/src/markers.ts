@@ -5,10 +5,10 @@
 //                     "done, never run again" (55-heat-config wrote it before the hook ran)
 //   .<id>.hook        pid and start time of the hook running now, so that the run after a heat-config
 //                     that died can stop the hook it left running before running it again
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '@hearth/agent-kit';
+import { writeFileAtomic, writeFileAtomicSync } from '@hearth/agent-kit';
 
 /** Where one deployment stands. */
 export type DeploymentState =
@@ -72,12 +72,14 @@ export class DeploymentMarkers {
   }
 
   /**
-   * Records the hook's process (not fsynced: after a power loss no process is left to find). Nothing is
-   * recorded for a hook that has exited already.
+   * Records the hook's process. Nothing is recorded for a hook that has exited already. The record is
+   * replaced whole, never rewritten in place, so a heat-config killed mid-write leaves the next run the
+   * old record or the new one, not a torn one (its temp file is removed by the next run); the fsyncs
+   * cost about a millisecond per hook started.
    */
   recordHook(pid: number): void {
     const startTime = processStartTime(pid);
-    if (startTime !== undefined) writeFileSync(this.hookPath, JSON.stringify({ pid, startTime }), { mode: 0o600 });
+    if (startTime !== undefined) writeFileAtomicSync(this.hookPath, JSON.stringify({ pid, startTime }), { mode: 0o600 });
   }
 
   /**
