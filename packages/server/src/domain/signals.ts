@@ -10,6 +10,7 @@ import { topics } from '../feed/feed.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
+import { bodyJson, jsonReusing, serialiseValues, type SerialisedValues } from './signal-json.ts';
 import { storableText } from './text.ts';
 import { writeRepeatedEvent } from './events.ts';
 
@@ -37,11 +38,11 @@ export function assertMaySignal(
   }
 }
 
-/** The idempotency key of a signal: the client's, else a digest of the action and the body as serialised. */
-function keyOf(derivedConfigId: string, body: DeploymentSignal, clientKey: string | undefined): string {
+/** The idempotency key of a signal: the client's, else a digest of the action and the body as serialised (JSON.stringify). */
+function keyOf(derivedConfigId: string, values: SerialisedValues, clientKey: string | undefined): string {
   if (clientKey) return `client:${clientKey}`;
   // One-shot hash: half the cost of a Hash object fed three times, and the same digest.
-  return `body:${hash('sha256', `${derivedConfigId}\n${JSON.stringify(body)}`, 'base64url')}`;
+  return `body:${hash('sha256', `${derivedConfigId}\n${bodyJson(values)}`, 'base64url')}`;
 }
 
 /** What a signal sends to the writer thread. */
@@ -49,6 +50,8 @@ interface SignalArgs {
   principal: Principal;
   id: string;
   body: DeploymentSignal;
+  /** The body's values as JSON, serialised before the write is queued (see signal-json.ts). */
+  values: SerialisedValues;
   clientKey: string | undefined;
 }
 
@@ -112,10 +115,10 @@ function* outputsOf(ctx: PreparedWriteContext, projectId: string, configId: stri
 }
 
 /** Applies a signal, on the writer thread (see SignalService.signal). */
-function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): PreparedBody<SignalAck> {
+function* applySignal(ctx: PreparedWriteContext, { principal, id, body, values, clientKey }: SignalArgs): PreparedBody<SignalAck> {
   const row = yield* ctx.get(selectDeployment, { id });
   assertMaySignal(principal, row, id);
-  const key = keyOf(row.derived_config_id, body, clientKey);
+  const key = keyOf(row.derived_config_id, values, clientKey);
   if (row.status !== 'IN_PROGRESS') {
     const earlier = yield* ctx.get(selectEarlier, { id, key });
     if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
@@ -142,7 +145,7 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
     id,
     status: outcome.status,
     status_reason: outcome.reason,
-    output_values: JSON.stringify(outcome.outputValues),
+    output_values: jsonReusing(outcome.outputValues, body, values),
     now: ctx.now,
   });
   // One event says both what arrived and what it did (two rows cost the writer an INSERT each).
@@ -187,7 +190,8 @@ export class SignalService {
    * thread (a prepared write), so the event loop only hands the body over and awaits the commit.
    */
   signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
-    const write = () => this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
+    const values = serialiseValues(body);
+    const write = () => this.store.writePrepared(signalWrite, { principal, id, body, values, clientKey });
     const pending = this.fetching.get(id);
     return pending ? pending.then(write) : write();
   }
