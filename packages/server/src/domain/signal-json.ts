@@ -1,9 +1,10 @@
 // A signal's body is serialised twice on its way into the store: whole, for its idempotency digest,
 // and in part, as the deployment's `output_values` (deploy_stdout and the outputs it carries). On
-// Node 20, JSON.stringify of a kilobyte of text with a newline per line costs ~5 µs, and the writer
-// thread, which commits every signal, is what bounds their rate. So each top-level value is
-// serialised once, on the event loop, before the write is queued, and both texts are put together
-// from those parts: the same bytes JSON.stringify gives.
+// Node 20, JSON.stringify of a kilobyte of text costs ~5 µs, and the writer thread, which commits
+// every signal, is what bounds their rate. So the writer serialises each top-level value once and
+// puts both texts together from those parts: the same bytes JSON.stringify gives (a digest stored
+// by an earlier release still matches). Serialising on the event loop instead, before the write is
+// queued, was slower end to end (test/bench/README.md, 2026-11-29).
 
 /** A signal body's top-level values as JSON text, by key, in the body's key order. */
 export type SerialisedValues = ReadonlyMap<string, string>;

@@ -50,8 +50,6 @@ interface SignalArgs {
   principal: Principal;
   id: string;
   body: DeploymentSignal;
-  /** The body's values as JSON, serialised before the write is queued (see signal-json.ts). */
-  values: SerialisedValues;
   clientKey: string | undefined;
 }
 
@@ -115,9 +113,11 @@ function* outputsOf(ctx: PreparedWriteContext, projectId: string, configId: stri
 }
 
 /** Applies a signal, on the writer thread (see SignalService.signal). */
-function* applySignal(ctx: PreparedWriteContext, { principal, id, body, values, clientKey }: SignalArgs): PreparedBody<SignalAck> {
+function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKey }: SignalArgs): PreparedBody<SignalAck> {
   const row = yield* ctx.get(selectDeployment, { id });
   assertMaySignal(principal, row, id);
+  // Each value serialised once, for the digest and for output_values (see signal-json.ts).
+  const values = serialiseValues(body);
   const key = keyOf(row.derived_config_id, values, clientKey);
   if (row.status !== 'IN_PROGRESS') {
     const earlier = yield* ctx.get(selectEarlier, { id, key });
@@ -190,8 +190,7 @@ export class SignalService {
    * thread (a prepared write), so the event loop only hands the body over and awaits the commit.
    */
   signal(principal: Principal, id: string, body: DeploymentSignal, clientKey?: string): Promise<SignalAck> {
-    const values = serialiseValues(body);
-    const write = () => this.store.writePrepared(signalWrite, { principal, id, body, values, clientKey });
+    const write = () => this.store.writePrepared(signalWrite, { principal, id, body, clientKey });
     const pending = this.fetching.get(id);
     return pending ? pending.then(write) : write();
   }
