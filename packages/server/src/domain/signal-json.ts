@@ -19,19 +19,12 @@ export function serialiseValues(body: Readonly<Record<string, unknown>>): Serial
   return values;
 }
 
-/** What JSON.stringify(body) gives, from the body's serialised values. */
-export function bodyJson(values: SerialisedValues): string {
-  let json = '';
-  for (const [key, value] of values) json += `${json === '' ? '{' : ','}${JSON.stringify(key)}:${value}`;
-  return json === '' ? '{}' : `${json}}`;
-}
-
 /**
  * What JSON.stringify(object) gives, reusing the body's serialised value for each key whose value is
  * the body's own (the same string, number or object); other values (kept from earlier signals) are
- * serialised here.
+ * serialised here. `stringifyReusing(body, body, values)` is the body's own text.
  */
-export function jsonReusing(
+export function stringifyReusing(
   object: Readonly<Record<string, unknown>>,
   body: Readonly<Record<string, unknown>>,
   values: SerialisedValues,

@@ -10,7 +10,7 @@ import { topics } from '../feed/feed.ts';
 import { HearthError } from './errors.ts';
 import { deadlineAfter, deploymentEvent } from './deployment-rows.ts';
 import { signalOutcome } from './signal-outcome.ts';
-import { bodyJson, jsonReusing, serialiseValues, type SerialisedValues } from './signal-json.ts';
+import { serialiseValues, stringifyReusing, type SerialisedValues } from './signal-json.ts';
 import { storableText } from './text.ts';
 import { writeRepeatedEvent } from './events.ts';
 
@@ -39,10 +39,10 @@ export function assertMaySignal(
 }
 
 /** The idempotency key of a signal: the client's, else a digest of the action and the body as serialised (JSON.stringify). */
-function keyOf(derivedConfigId: string, values: SerialisedValues, clientKey: string | undefined): string {
+function keyOf(derivedConfigId: string, body: DeploymentSignal, values: SerialisedValues, clientKey: string | undefined): string {
   if (clientKey) return `client:${clientKey}`;
   // One-shot hash: half the cost of a Hash object fed three times, and the same digest.
-  return `body:${hash('sha256', `${derivedConfigId}\n${bodyJson(values)}`, 'base64url')}`;
+  return `body:${hash('sha256', `${derivedConfigId}\n${stringifyReusing(body, body, values)}`, 'base64url')}`;
 }
 
 /** What a signal sends to the writer thread. */
@@ -118,7 +118,7 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
   assertMaySignal(principal, row, id);
   // Each value serialised once, for the digest and for output_values (see signal-json.ts).
   const values = serialiseValues(body);
-  const key = keyOf(row.derived_config_id, values, clientKey);
+  const key = keyOf(row.derived_config_id, body, values, clientKey);
   if (row.status !== 'IN_PROGRESS') {
     const earlier = yield* ctx.get(selectEarlier, { id, key });
     if (earlier) return { deployment_id: id, status: earlier.result_status, status_reason: earlier.result_reason, duplicate: true };
@@ -145,7 +145,7 @@ function* applySignal(ctx: PreparedWriteContext, { principal, id, body, clientKe
     id,
     status: outcome.status,
     status_reason: outcome.reason,
-    output_values: jsonReusing(outcome.outputValues, body, values),
+    output_values: stringifyReusing(outcome.outputValues, body, values),
     now: ctx.now,
   });
   // One event says both what arrived and what it did (two rows cost the writer an INSERT each).
