@@ -188,15 +188,17 @@ export function clientErrorHandler(answered: ClientErrorAnswered) {
     // this one in the middle of the other.
     const inFlight = (socket as Socket & { _httpMessage?: (ServerResponse & { req?: IncomingMessage }) | null })._httpMessage ?? undefined;
     if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
-    // The path: the request's, when its headers were read (a bad or slow body), else its request line's when this packet has it.
-    const line = inFlight?.req ? {} : requestLine(error.rawPacket);
-    const { contentType, body } = codedReply(coded, inFlight?.req?.url ?? line.target);
+    // The request's response when its headers were read (a bad or slow body): its path is the request's; else
+    // the path (and method) are its request line's, when this packet has it.
+    const routed = inFlight?.req ? inFlight : undefined;
+    const line = routed ? {} : requestLine(error.rawPacket);
+    const { contentType, body } = codedReply(coded, routed?.req?.url ?? line.target);
     // Then, as Node does, close at once: the client may still be sending and the parser cannot resume.
     socket.write(
       `HTTP/1.1 ${coded.statusCode} ${STATUS_CODES[coded.statusCode]}\r\nContent-Type: ${contentType}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
     socket.destroy();
-    answered(inFlight?.req ? inFlight : undefined, line.method, coded.statusCode);
+    answered(routed, line.method, coded.statusCode);
   };
 }
